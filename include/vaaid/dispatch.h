@@ -1,0 +1,37 @@
+/*
+ * vaaid dispatch table: operation code (+ service action) -> handler.
+ *
+ * How this works: one static, sorted table (src/scsi/dispatch.c) lists every
+ * command vaaid implements, with its CDB length and CDB usage map (the bit
+ * mask REPORT SUPPORTED OPERATION CODES returns, SPC-4 6.35.3). scsi_dispatch()
+ * delivers a pending unit attention first (SAM-5 5.14), then finds the entry
+ * and calls its handler; an unknown operation code completes with ILLEGAL
+ * REQUEST / INVALID COMMAND OPERATION CODE (SPC-4 4.5.6), an unknown service
+ * action with INVALID FIELD IN CDB pointing at the service action field.
+ */
+#ifndef VAAID_DISPATCH_H
+#define VAAID_DISPATCH_H
+
+#include "vaaid/scsi.h"
+
+typedef void (*scsi_handler_fn)(struct scsi_cmd *cmd);
+
+struct scsi_opcode_desc {
+	uint8_t opcode;
+	bool has_sa;         /* service action in byte 1 (bits 4..0) or, for 0x7F, bytes 8-9 */
+	uint16_t sa;
+	uint8_t cdb_len;
+	uint8_t usage[16];   /* CDB USAGE DATA: usage[0] is the opcode itself (0xFF) */
+	const char *name;
+	scsi_handler_fn fn;
+};
+
+/* The table and its length. */
+const struct scsi_opcode_desc *scsi_opcode_table(size_t *n);
+/* Lookup; NULL when not implemented. */
+const struct scsi_opcode_desc *scsi_opcode_find(uint8_t opcode, bool has_sa, uint16_t sa);
+
+/* Entry point for the transport. */
+void scsi_dispatch(struct scsi_cmd *cmd);
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * vaaid I/O layer (src/io): the reactor and the block-device API.
+ *
+ * How this works: one reactor per thread owns one io_uring. Everything that
+ * waits (block I/O on the pool's backing store, readiness of a ring's event fd,
+ * deferred callbacks) completes through the reactor as a callback
+ * `cb(arg, res)`, with res = bytes transferred / 0 on success or -errno.
+ * Submissions are batched: preparing an operation only fills an SQE; the
+ * reactor submits all of them once per loop iteration (vreactor_run_once) or
+ * when the submission queue is full.
+ *
+ * Block devices (struct vblk) sit on top of a reactor. Two implementations:
+ *   - vblk_uring: a file or block device opened O_DIRECT, I/O through io_uring;
+ *   - vblk_crashsim: a test device that keeps a "durable image" in memory and
+ *     holds every write that is not yet durable, so that a simulated power
+ *     loss can drop, reorder or tear (at 512-byte sectors) whatever was not
+ *     made durable (the SQLite crash-VFS idea).
+ * Durability contract (what the pool relies on):
+ *   - a write submitted with VBLK_DSYNC is durable when its callback runs;
+ *   - vblk_flush: every write whose callback ran before the flush was
+ *     submitted is durable when the flush's callback runs;
+ *   - a write whose callback has not run may, after a crash, be absent, fully
+ *     present or present in any subset of its 512-byte sectors.
+ * Buffers given to vblk I/O must be aligned to VBLK_ALIGN (address and length);
+ * vblk_alloc_buf() returns such memory.
+ */
+#ifndef VAAID_IO_H
+#define VAAID_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define VBLK_SECTOR 512u
+#define VBLK_ALIGN 4096u
+
+typedef void (*vio_cb)(void *arg, int res);
+
+/* Storage for one operation in flight; owned by the caller until cb runs. */
+struct vio_op {
+	vio_cb cb;
+	void *arg;
+	struct vio_op *next; /* reactor-internal (deferred queue) */
+	int res;             /* reactor-internal (deferred result) */
+};
+
+static inline void vio_op_init(struct vio_op *op, vio_cb cb, void *arg)
+{
+	op->cb = cb;
+	op->arg = arg;
+	op->next = NULL;
+	op->res = 0;
+}
+
+/* ---------------------------------------------------------------- reactor */
+struct vreactor;
+
+/* entries: io_uring queue depth (rounded up to a power of two). */
+int vreactor_create(unsigned entries, struct vreactor **out);
+void vreactor_destroy(struct vreactor *r);
+
+/*
+ * Submit what is queued, wait up to timeout_ms (-1 = forever, 0 = don't wait)
+ * for at least one completion unless deferred callbacks are pending, then run
+ * every available completion's callback. Returns the number of callbacks run,
+ * or -errno.
+ */
+int vreactor_run_once(struct vreactor *r, int timeout_ms);
+
+/* Run the loop until *done becomes true (for synchronous wrappers). */
+int vreactor_run_until(struct vreactor *r, const bool *done);
+
+/* Run op->cb(op->arg, res) from the loop, not from inside this call. */
+void vreactor_defer(struct vreactor *r, struct vio_op *op, int res);
+
+/* One-shot: op->cb(arg, revents or -errno) when fd is readable. */
+int vreactor_poll_fd(struct vreactor *r, int fd, struct vio_op *op);
+
+/* Raw io_uring access for other vio backends (src/io only). */
+struct io_uring_sqe;
+struct io_uring_sqe *vreactor_get_sqe(struct vreactor *r);
+
+/* Operations submitted and not yet completed (for shutdown / tests). */
+unsigned vreactor_inflight(const struct vreactor *r);
+
+/* ------------------------------------------------------------ block device */
+#define VBLK_DSYNC 0x1u /* the write is durable when it completes */
+
+struct vblk;
+
+struct vblk_stats {
+	uint64_t read_ops, write_ops, flush_ops;
+	uint64_t bytes_read, bytes_written;
+};
+
+struct vblk_ops {
+	int (*readv)(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		     struct vio_op *op);
+	int (*writev)(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		      unsigned flags, struct vio_op *op);
+	int (*flush)(struct vblk *b, struct vio_op *op);
+	/* Reserve backing space for [off, off+len) (fallocate mode 0). */
+	int (*allocate)(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op);
+	/* Grow the device to new_size bytes (synchronous; control path only). */
+	int (*grow)(struct vblk *b, uint64_t new_size);
+	void (*close)(struct vblk *b);
+};
+
+struct vblk {
+	const struct vblk_ops *ops;
+	struct vreactor *reactor;
+	uint64_t size; /* bytes */
+	struct vblk_stats stats;
+};
+
+static inline int vblk_readv(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+			     struct vio_op *op)
+{
+	return b->ops->readv(b, iov, iovcnt, off, op);
+}
+static inline int vblk_writev(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+			      unsigned flags, struct vio_op *op)
+{
+	return b->ops->writev(b, iov, iovcnt, off, flags, op);
+}
+static inline int vblk_flush(struct vblk *b, struct vio_op *op) { return b->ops->flush(b, op); }
+static inline int vblk_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
+{
+	return b->ops->allocate(b, off, len, op);
+}
+static inline void vblk_close(struct vblk *b)
+{
+	if (b)
+		b->ops->close(b);
+}
+
+/* Synchronous helpers for the control path (run the reactor until done). */
+int vblk_pread_sync(struct vblk *b, void *buf, size_t len, uint64_t off);
+int vblk_pwrite_sync(struct vblk *b, const void *buf, size_t len, uint64_t off, unsigned flags);
+int vblk_flush_sync(struct vblk *b);
+
+void *vblk_alloc_buf(size_t len); /* VBLK_ALIGN-aligned, zeroed; free with free() */
+
+/*
+ * vblk_uring: path is a regular file or a block device. create_size > 0
+ * creates the file (O_EXCL, sparse, ftruncate to create_size); 0 opens an
+ * existing one. Opened O_DIRECT; fails with a message on stderr naming the
+ * problem when the store cannot do 512-byte direct I/O.
+ */
+int vblk_uring_open(struct vreactor *r, const char *path, uint64_t create_size, struct vblk **out);
+
+/*
+ * vblk_crashsim: the durable image starts as the content of path (if it
+ * exists and create_size == 0) or as zeros of create_size bytes (the file is
+ * created, must not exist). vblk_close() writes the durable image back to path
+ * (sparse: zero 4 KiB blocks are left as holes).
+ */
+int vblk_crashsim_open(struct vreactor *r, const char *path, uint64_t create_size, uint64_t seed,
+		       struct vblk **out);
+/* Purely in memory (no file); for tests. */
+int vblk_crashsim_create_mem(struct vreactor *r, uint64_t size, uint64_t seed, struct vblk **out);
+
+/*
+ * Arm a crash at the n-th write/flush submitted from now on (n >= 1); 0
+ * disarms. When it fires, the device "loses power": every write not yet
+ * durable is dropped, applied, or torn at 512-byte sectors, in random order;
+ * from then on every operation fails with -EIO and no further callback of a
+ * write or flush in flight is delivered. vblk_crashsim_crash_now() fires it
+ * immediately.
+ */
+void vblk_crashsim_arm(struct vblk *b, uint64_t n);
+void vblk_crashsim_crash_now(struct vblk *b);
+bool vblk_crashsim_crashed(const struct vblk *b);
+/*
+ * After a crash: make the device usable again (power back on) with the
+ * durable image as its content, attached to reactor r (which may be new).
+ */
+void vblk_crashsim_power_on(struct vblk *b, struct vreactor *r);
+bool vblk_is_crashsim(const struct vblk *b);
+
+#endif

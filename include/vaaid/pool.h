@@ -1,0 +1,110 @@
+/*
+ * vaaid thin pool (src/pool): volumes carved out of one backing store in
+ * extents, with exact refcounts, 4 KiB validity, crash-safe metadata.
+ *
+ * How this works (details in docs/design.md): the backing store holds two
+ * superblock copies, two checkpoint areas, a journal ring and the data
+ * extents. In memory each volume has a dense map (virtual extent -> physical
+ * extent + 1, 0 = unmapped), each physical extent a refcount, and extents
+ * that are only partly written a validity bitmap (one bit per 4 KiB
+ * granule). Unmapped extents and invalid granules read as zeros.
+ * Every metadata change is a journal record; records are group-committed
+ * (one journal write carries every record queued while the previous one was
+ * in flight); a command that changed metadata completes only when its record
+ * is durable. Data always goes to space no durable metadata references before
+ * the record that makes it visible. Freed extents are reused only after the
+ * freeing record is durable. Checkpoints write the whole state to the
+ * inactive checkpoint area and then switch the superblock; recovery = load
+ * the newest valid checkpoint + replay the journal from its position.
+ *
+ * Concurrency: everything runs on one reactor thread. Commands lock the
+ * virtual extents they touch (shared for reads and in-place overwrites,
+ * exclusive for metadata changes) so an extent is never freed or remapped
+ * under I/O in flight.
+ */
+#ifndef VAAID_POOL_H
+#define VAAID_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include "vaaid/io.h"
+
+#define VPOOL_GRANULE 4096u
+#define VPOOL_NAME_MAX 64        /* volume name bytes, without NUL */
+#define VPOOL_MAX_VOLUMES 1024
+#define VPOOL_MIN_EXTENT (64u * 1024)
+#define VPOOL_MAX_EXTENT (16u * 1024 * 1024)
+#define VPOOL_DEFAULT_EXTENT (1024u * 1024)
+
+struct vpool;
+struct vvol;
+
+struct vpool_params {
+	uint64_t size;          /* bytes of the backing store to use (0: the whole device) */
+	uint32_t extent_size;   /* power of two, VPOOL_MIN_EXTENT..VPOOL_MAX_EXTENT; 0 = default */
+	uint32_t journal_size;  /* bytes; 0 = default (scaled with the pool, 1..64 MiB) */
+};
+
+struct vpool_stats {
+	uint64_t size;      /* backing store bytes */
+	uint64_t capacity;  /* bytes available for data extents */
+	uint64_t extent;    /* extent size */
+	uint64_t used;      /* bytes of physical extents in use (referenced, being written, or freed but not yet durable) */
+	uint64_t free;      /* capacity - used */
+	/* internals, for tests and benchmarks */
+	uint64_t journal_commits, journal_records, checkpoints;
+};
+
+struct vvol_info {
+	char name[VPOOL_NAME_MAX + 1];
+	uint64_t size;        /* bytes */
+	uint32_t block_size;  /* 512 or 4096 */
+	uint8_t naa[16];      /* NAA-6 designator, chosen at creation */
+	char serial[33];      /* unit serial, chosen at creation */
+	uint64_t mapped;      /* bytes of extents this volume references */
+};
+
+/* ---- pool lifecycle (control path: synchronous, runs the device's reactor) */
+/* Format dev as an empty pool. Fails with -EINVAL naming the bad parameter on stderr. */
+int vpool_format(struct vblk *dev, const struct vpool_params *p);
+/* Open (with recovery: newest valid checkpoint + journal replay). */
+int vpool_open(struct vblk *dev, struct vpool **out);
+/* Wait for in-flight work, write a checkpoint, free. Does not close dev. */
+int vpool_close(struct vpool *p);
+/* Free all memory without writing anything (after a simulated crash). */
+void vpool_abandon(struct vpool *p);
+/* Write a checkpoint now (synchronous). */
+int vpool_checkpoint(struct vpool *p);
+
+void vpool_get_stats(const struct vpool *p, struct vpool_stats *st);
+struct vblk *vpool_dev(const struct vpool *p);
+
+/* ---- volumes */
+/* Create a thin volume; size is rounded up to a multiple of block_size. -EEXIST, -EINVAL, -ENOSPC. */
+int vpool_volume_create(struct vpool *p, const char *name, uint64_t size, uint32_t block_size,
+			struct vvol **out);
+struct vvol *vpool_volume_find(const struct vpool *p, const char *name);
+unsigned vpool_volume_count(const struct vpool *p);
+struct vvol *vpool_volume_at(const struct vpool *p, unsigned i); /* i < count, creation order */
+void vvol_get_info(const struct vvol *v, struct vvol_info *info);
+struct vpool *vvol_pool(const struct vvol *v);
+
+/* ---- data path (asynchronous; offsets and lengths in bytes, multiples of 512) */
+typedef void (*vvol_cb)(void *arg, int res); /* res: 0, -ENOSPC (no space), -EIO, ... */
+
+/* Read [off, off+len) into iov (never-written parts read as zeros). */
+int vvol_read(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
+	      vvol_cb cb, void *arg);
+/*
+ * Write [off, off+len) from iov; cb runs when data and metadata are durable.
+ * A partly covered granule that was never written is filled with zeros.
+ * Returns 0 (cb will run) or -errno (cb will not run).
+ */
+int vvol_write(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
+	       vvol_cb cb, void *arg);
+/* Completes when every write acknowledged before it is durable (always already true). */
+int vvol_flush(struct vvol *v, vvol_cb cb, void *arg);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * vaaid SCSI core (src/scsi): the command object, CDB field decoding, sense
+ * building, unit attentions and the SPC/SBC emulation that needs no storage
+ * (INQUIRY + VPD, MODE SENSE/SELECT, LOG SENSE, READ CAPACITY, REPORT
+ * SUPPORTED OPERATION CODES, TEST UNIT READY, REQUEST SENSE, START STOP UNIT).
+ *
+ * Revision implemented: SPC-4 (T10/BSR INCITS 513 r37a) and SBC-3 r36 /
+ * SBC-4 r15 for the block commands; comments cite clauses of these.
+ *
+ * A command's life: the transport (src/tcmu/device.c) fills a struct scsi_cmd
+ * from a ring entry and calls scsi_dispatch(). The dispatch table (dispatch.h)
+ * picks the handler by operation code (and service action). A handler either
+ * finishes at once or later from an I/O callback; either way it ends with
+ * exactly one call of scsi_cmd_complete(), which hands status, sense and the
+ * data-in length back to the transport through cmd->done.
+ */
+#ifndef VAAID_SCSI_H
+#define VAAID_SCSI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define SCSI_SENSE_LEN 96 /* TCMU_SENSE_BUFFERSIZE */
+#define SCSI_FIXED_SENSE_LEN 18
+
+/* SAM-5 status codes */
+enum {
+	SAM_STAT_GOOD = 0x00,
+	SAM_STAT_CHECK_CONDITION = 0x02,
+	SAM_STAT_BUSY = 0x08,
+	SAM_STAT_RESERVATION_CONFLICT = 0x18,
+	SAM_STAT_TASK_SET_FULL = 0x28,
+};
+
+/* SPC-4 4.5.6 sense keys */
+enum {
+	SK_NO_SENSE = 0x0,
+	SK_RECOVERED_ERROR = 0x1,
+	SK_NOT_READY = 0x2,
+	SK_MEDIUM_ERROR = 0x3,
+	SK_HARDWARE_ERROR = 0x4,
+	SK_ILLEGAL_REQUEST = 0x5,
+	SK_UNIT_ATTENTION = 0x6,
+	SK_DATA_PROTECT = 0x7,
+	SK_BLANK_CHECK = 0x8,
+	SK_COPY_ABORTED = 0xA,
+	SK_ABORTED_COMMAND = 0xB,
+	SK_MISCOMPARE = 0xE,
+};
+
+/* ASC/ASCQ pairs used by vaaid (SPC-4 Annex D), as (asc << 8) | ascq */
+enum {
+	ASC_NONE = 0x0000,
+	ASC_PARAM_LIST_LENGTH_ERROR = 0x1A00,
+	ASC_MISCOMPARE_DURING_VERIFY = 0x1D00,
+	ASC_INVALID_OPCODE = 0x2000,
+	ASC_LBA_OUT_OF_RANGE = 0x2100,
+	ASC_INVALID_FIELD_IN_CDB = 0x2400,
+	ASC_INVALID_FIELD_IN_PARAM_LIST = 0x2600,
+	ASC_PARAMETER_NOT_SUPPORTED = 0x2601,
+	ASC_PARAMETER_VALUE_INVALID = 0x2602,
+	ASC_SAVING_PARAMS_NOT_SUPPORTED = 0x3900,
+	ASC_INVALID_FIELD_IN_CMD_IU = 0x0E03,
+	ASC_WRITE_ERROR = 0x0C00,
+	ASC_UNRECOVERED_READ_ERROR = 0x1100,
+	ASC_INTERNAL_TARGET_FAILURE = 0x4400,
+	ASC_POWER_ON_RESET = 0x2900,
+	ASC_CAPACITY_DATA_CHANGED = 0x2A09,
+	ASC_MODE_PARAMETERS_CHANGED = 0x2A01,
+	ASC_THIN_PROV_SOFT_THRESHOLD = 0x3807,
+	ASC_SPACE_ALLOC_FAILED_WRITE_PROTECT = 0x2707,
+	ASC_LOGICAL_UNIT_NOT_READY_OFFLINE = 0x0412,
+};
+
+/*
+ * Identity and limits of a logical unit, as reported by INQUIRY, VPD pages,
+ * READ CAPACITY and MODE SENSE. Filled by whoever attaches the LUN.
+ */
+struct scsi_lun_info {
+	char vendor[9];    /* "VAAID" (space padded on the wire) */
+	char product[17];  /* the same on every LUN */
+	char revision[5];
+	char serial[33];   /* VPD 80h, unique per volume */
+	uint8_t naa[16];   /* VPD 83h NAA-6 IEEE Registered Extended designator */
+	uint32_t block_size;  /* 512 or 4096 */
+	uint64_t nblocks;     /* capacity in logical blocks */
+	uint8_t lbppbe;       /* logical blocks per physical block exponent (3 for 512e) */
+	uint32_t max_xfer_blocks;  /* VPD B0 MAXIMUM TRANSFER LENGTH */
+	uint32_t opt_xfer_blocks;  /* VPD B0 OPTIMAL TRANSFER LENGTH */
+	uint16_t opt_xfer_gran;    /* VPD B0 OPTIMAL TRANSFER LENGTH GRANULARITY */
+	/* Logical block provisioning (SBC-4 4.7); later issues switch these on. */
+	bool lbpme, lbprz, lbpu, lbpws, lbpws10, anc_sup;
+	uint8_t provisioning_type;  /* VPD B2: 0 full, 1 resource, 2 thin */
+	uint8_t threshold_exponent; /* VPD B2 */
+	uint32_t max_unmap_lba_count, max_unmap_desc_count;
+	uint32_t opt_unmap_gran;    /* blocks; reported with UGAVALID when non-zero */
+	uint64_t max_write_same_len;
+	uint8_t max_caw_len;        /* VPD B0 MAXIMUM COMPARE AND WRITE LENGTH */
+	bool tpc;                   /* standard INQUIRY 3PC */
+};
+
+#define SCSI_UA_MAX 8
+
+/* Per-LUN state owned by the SCSI core. */
+struct scsi_lun {
+	struct scsi_lun_info info;
+	struct vvol *vol;        /* the pool volume behind this LUN (handlers use it) */
+	void *priv;              /* the transport's */
+	const char *name;        /* for log lines */
+	/* Pending unit attention conditions, oldest first (SAM-5 5.14). */
+	uint16_t ua[SCSI_UA_MAX];
+	unsigned n_ua;
+	/* MODE SELECT-able state (SPC-4 7.5): nothing is changeable today. */
+};
+
+struct scsi_cmd;
+typedef void (*scsi_done_fn)(struct scsi_cmd *cmd);
+
+struct scsi_cmd {
+	const uint8_t *cdb;
+	size_t cdb_len;
+	/* The data buffer: data-out for commands that transfer to the target,
+	 * data-in otherwise. iov_len = sum of the iovec lengths. */
+	struct iovec *iov;
+	int iovcnt;
+	size_t iov_len;
+	/* Results */
+	uint8_t status;
+	uint8_t sense[SCSI_SENSE_LEN];
+	size_t sense_len;
+	size_t data_in_len; /* bytes of data-in produced (TCMU read_len) */
+	/* Plumbing */
+	struct scsi_lun *lun;
+	scsi_done_fn done;
+	void *transport_priv;
+	void *handler_priv; /* free for the handler */
+};
+
+/* ---- completion */
+void scsi_cmd_complete(struct scsi_cmd *cmd); /* calls cmd->done exactly once */
+void scsi_complete_good(struct scsi_cmd *cmd);
+/* CHECK CONDITION with fixed-format sense (SPC-4 4.5.3). */
+void scsi_complete_sense(struct scsi_cmd *cmd, uint8_t key, uint16_t asc_ascq);
+
+/* ---- sense building (fixed format, SPC-4 4.5.3) */
+void scsi_set_sense(struct scsi_cmd *cmd, uint8_t key, uint16_t asc_ascq);
+/* With VALID=1 and the INFORMATION field (4 bytes; SPC-4 4.5.3). */
+void scsi_set_sense_info(struct scsi_cmd *cmd, uint8_t key, uint16_t asc_ascq, uint32_t info);
+/* COMMAND-SPECIFIC INFORMATION field (bytes 8..11). */
+void scsi_set_sense_csi(struct scsi_cmd *cmd, uint32_t csi);
+/*
+ * ILLEGAL REQUEST with the sense-key specific field pointer (SPC-4 4.5.2.4.2):
+ * in_cdb true -> C/D=1 (byte of the CDB), false -> byte of the parameter list;
+ * bit < 0 -> BPV=0.
+ */
+void scsi_set_sense_field(struct scsi_cmd *cmd, uint16_t asc_ascq, bool in_cdb, uint16_t byte,
+			  int bit);
+void scsi_complete_invalid_cdb(struct scsi_cmd *cmd, uint16_t byte, int bit);
+void scsi_complete_invalid_param(struct scsi_cmd *cmd, uint16_t byte, int bit);
+
+/* ---- CDB decoding (SBC-4 4.2.2, 5.x): 6/10/12/16-byte forms */
+static inline uint16_t scsi_get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t scsi_get_be24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+static inline uint32_t scsi_get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t scsi_get_be64(const uint8_t *p)
+{
+	return (uint64_t)scsi_get_be32(p) << 32 | scsi_get_be32(p + 4);
+}
+static inline void scsi_put_be16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = (uint8_t)v; }
+static inline void scsi_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24; p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+static inline void scsi_put_be64(uint8_t *p, uint64_t v)
+{
+	scsi_put_be32(p, (uint32_t)(v >> 32));
+	scsi_put_be32(p + 4, (uint32_t)v);
+}
+
+/* CDB length from the group code of the operation code (SPC-4 4.2.5.1); 0 if unknown. */
+size_t scsi_cdb_length(uint8_t opcode);
+
+/*
+ * LBA and TRANSFER LENGTH of READ/WRITE/VERIFY/WRITE AND VERIFY/WRITE SAME
+ * style CDBs in their 6/10/12/16-byte forms (SBC-4 5.x). For READ(6)/WRITE(6)
+ * a TRANSFER LENGTH of 0 means 256 blocks (SBC-4 5.20, 5.43).
+ * Returns 0, or -EINVAL for an opcode without these fields.
+ */
+int scsi_cdb_lba_len(const uint8_t *cdb, uint64_t *lba, uint32_t *nblocks);
+/* Byte offsets of the LBA and TRANSFER LENGTH fields, for field pointers. */
+int scsi_cdb_len_field_offset(uint8_t opcode);
+
+/* LBA range check (SBC-4 4.5): lba + n <= nblocks without overflow. */
+static inline bool scsi_lba_range_ok(const struct scsi_lun *lun, uint64_t lba, uint64_t n)
+{
+	return lba <= lun->info.nblocks && n <= lun->info.nblocks - lba;
+}
+
+/* ---- data buffer helpers */
+/* Copy len bytes into the data-in buffer (truncated to iov_len); sets data_in_len. */
+size_t scsi_copy_to_data_in(struct scsi_cmd *cmd, const void *buf, size_t len);
+/* Copy up to len bytes of the data-out buffer starting at off into buf; returns bytes copied. */
+size_t scsi_copy_from_data_out(const struct scsi_cmd *cmd, size_t off, void *buf, size_t len);
+
+/* ---- unit attentions (SAM-5 5.14, SPC-4 5.9) */
+void scsi_lun_post_ua(struct scsi_lun *lun, uint16_t asc_ascq);
+/*
+ * Called by dispatch before a handler runs: if a UA is pending and the
+ * command is not INQUIRY, REPORT LUNS or REQUEST SENSE, completes the command
+ * with CHECK CONDITION / UNIT ATTENTION, clears that UA and returns true.
+ */
+bool scsi_lun_report_ua(struct scsi_lun *lun, struct scsi_cmd *cmd);
+
+#endif

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/uio.h>
 #include "vaaid/io.h"
 
@@ -71,6 +72,20 @@ struct vvol_info {
 int vpool_format(struct vblk *dev, const struct vpool_params *p);
 /* Open (with recovery: newest valid checkpoint + journal replay). */
 int vpool_open(struct vblk *dev, struct vpool **out);
+#define VPOOL_OPEN_READONLY 0x1u /* replay in memory only; nothing is written (vaai-check) */
+struct vpool_open_report {
+	uint64_t commits, records; /* journal replayed */
+	char error[256];           /* what failed, when open fails */
+};
+int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
+		  struct vpool_open_report *rep);
+/*
+ * Check every invariant of the loaded state (map entries in range, refcounts
+ * equal to the references, validity only on referenced extents, free map
+ * consistent with refcounts, space accounting). Prints one line per problem
+ * to f; returns the number of problems (0 = consistent) or -errno.
+ */
+int vpool_verify(const struct vpool *p, FILE *f);
 /* Wait for in-flight work, write a checkpoint, free. Does not close dev. */
 int vpool_close(struct vpool *p);
 /* Free all memory without writing anything (after a simulated crash). */

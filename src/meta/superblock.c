@@ -1,0 +1,180 @@
+/*
+ * Superblock encoding and the two-copy update rule (see include/vaaid/meta.h).
+ *
+ * The block is little endian with fixed offsets; the crc32c covers the whole
+ * 4 KiB block with the crc field (bytes 4092..4095) taken as zero. Writes
+ * alternate between copy 0 and copy 1 by generation, so a torn superblock
+ * write leaves the previous generation intact in the other copy; that older
+ * copy names a checkpoint area and journal position that are still intact
+ * because nothing is reclaimed until the new superblock is durable.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vaaid/meta.h"
+#include "vaaid/util.h"
+
+#define CRC_OFF (VSB_SIZE - 4)
+
+static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
+
+/* Field offsets (bytes). */
+enum {
+	O_MAGIC = 0, O_VERSION = 8, O_COMPAT = 12, O_INCOMPAT = 16, O_ROCOMPAT = 20,
+	O_UUID = 24, O_GEN = 40, O_DEVSIZE = 48, O_EXTENT = 56, O_GRANULE = 60,
+	O_CKPT0 = 64, O_CKPT1 = 72, O_CKPTSIZE = 80, O_JOFF = 88, O_JSIZE = 96,
+	O_DATAOFF = 104, O_NEXT = 112, O_CKACT = 120, O_CKSEQ = 128, O_CKLEN = 136,
+	O_CKCRC = 144, O_JSTART = 152, O_JSEQ = 160,
+};
+
+void vsb_encode(const struct vsb *sb, uint8_t *b)
+{
+	memset(b, 0, VSB_SIZE);
+	put64(b + O_MAGIC, VSB_MAGIC);
+	put32(b + O_VERSION, sb->version);
+	put32(b + O_COMPAT, sb->compat);
+	put32(b + O_INCOMPAT, sb->incompat);
+	put32(b + O_ROCOMPAT, sb->ro_compat);
+	memcpy(b + O_UUID, sb->uuid, 16);
+	put64(b + O_GEN, sb->generation);
+	put64(b + O_DEVSIZE, sb->dev_size);
+	put32(b + O_EXTENT, sb->extent_size);
+	put32(b + O_GRANULE, sb->granule);
+	put64(b + O_CKPT0, sb->ckpt_off[0]);
+	put64(b + O_CKPT1, sb->ckpt_off[1]);
+	put64(b + O_CKPTSIZE, sb->ckpt_size);
+	put64(b + O_JOFF, sb->journal_off);
+	put64(b + O_JSIZE, sb->journal_size);
+	put64(b + O_DATAOFF, sb->data_off);
+	put64(b + O_NEXT, sb->n_extents);
+	put32(b + O_CKACT, sb->ckpt_active);
+	put64(b + O_CKSEQ, sb->ckpt_seq);
+	put64(b + O_CKLEN, sb->ckpt_len);
+	put32(b + O_CKCRC, sb->ckpt_crc);
+	put64(b + O_JSTART, sb->journal_start);
+	put64(b + O_JSEQ, sb->journal_seq);
+	put32(b + CRC_OFF, vcrc32c(0, b, VSB_SIZE));
+}
+
+/* Geometry sanity: every region inside the device, in order, not overlapping. */
+static int vsb_check_geometry(const struct vsb *sb)
+{
+	if (!vis_pow2(sb->extent_size) || sb->extent_size < 65536 || sb->extent_size > (16u << 20))
+		return -EUCLEAN;
+	if (sb->granule != 4096 || sb->ckpt_active > 1)
+		return -EUCLEAN;
+	if (sb->ckpt_off[0] != 2 * VSB_SIZE || sb->ckpt_off[1] != sb->ckpt_off[0] + sb->ckpt_size)
+		return -EUCLEAN;
+	if (sb->journal_off != sb->ckpt_off[1] + sb->ckpt_size || sb->journal_size < 16 * VJ_BLOCK ||
+	    sb->journal_size % VJ_BLOCK)
+		return -EUCLEAN;
+	if (sb->data_off < sb->journal_off + sb->journal_size || sb->data_off % sb->extent_size)
+		return -EUCLEAN;
+	if (sb->n_extents > (sb->dev_size - sb->data_off) / sb->extent_size ||
+	    sb->data_off > sb->dev_size)
+		return -EUCLEAN;
+	if (sb->ckpt_len > sb->ckpt_size || sb->journal_start >= sb->journal_size ||
+	    sb->journal_start % VJ_BLOCK)
+		return -EUCLEAN;
+	return 0;
+}
+
+int vsb_decode(const uint8_t *b, struct vsb *sb)
+{
+	if (get64(b + O_MAGIC) != VSB_MAGIC)
+		return -ENODATA;
+	uint32_t crc = get32(b + CRC_OFF);
+	uint8_t *tmp = malloc(VSB_SIZE);
+	if (!tmp)
+		return -ENOMEM;
+	memcpy(tmp, b, VSB_SIZE);
+	memset(tmp + CRC_OFF, 0, 4); /* the crc was computed with its own field zero */
+	uint32_t calc = vcrc32c(0, tmp, VSB_SIZE);
+	free(tmp);
+	if (calc != crc)
+		return -EBADMSG;
+	memset(sb, 0, sizeof(*sb));
+	sb->version = get32(b + O_VERSION);
+	sb->compat = get32(b + O_COMPAT);
+	sb->incompat = get32(b + O_INCOMPAT);
+	sb->ro_compat = get32(b + O_ROCOMPAT);
+	memcpy(sb->uuid, b + O_UUID, 16);
+	sb->generation = get64(b + O_GEN);
+	sb->dev_size = get64(b + O_DEVSIZE);
+	sb->extent_size = get32(b + O_EXTENT);
+	sb->granule = get32(b + O_GRANULE);
+	sb->ckpt_off[0] = get64(b + O_CKPT0);
+	sb->ckpt_off[1] = get64(b + O_CKPT1);
+	sb->ckpt_size = get64(b + O_CKPTSIZE);
+	sb->journal_off = get64(b + O_JOFF);
+	sb->journal_size = get64(b + O_JSIZE);
+	sb->data_off = get64(b + O_DATAOFF);
+	sb->n_extents = get64(b + O_NEXT);
+	sb->ckpt_active = get32(b + O_CKACT);
+	sb->ckpt_seq = get64(b + O_CKSEQ);
+	sb->ckpt_len = get64(b + O_CKLEN);
+	sb->ckpt_crc = get32(b + O_CKCRC);
+	sb->journal_start = get64(b + O_JSTART);
+	sb->journal_seq = get64(b + O_JSEQ);
+	if (sb->version != VSB_VERSION)
+		return -EPROTONOSUPPORT;
+	if (sb->incompat & ~VSB_INCOMPAT_KNOWN)
+		return -EPROTONOSUPPORT;
+	return vsb_check_geometry(sb);
+}
+
+int vsb_read(struct vblk *dev, struct vsb *sb, int *which)
+{
+	uint8_t *buf = vblk_alloc_buf(2 * VSB_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	int rc = vblk_pread_sync(dev, buf, 2 * VSB_SIZE, 0);
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	struct vsb c[2];
+	int r0 = vsb_decode(buf, &c[0]);
+	int r1 = vsb_decode(buf + VSB_SIZE, &c[1]);
+	free(buf);
+	int best = -1;
+	if (r0 == 0)
+		best = 0;
+	if (r1 == 0 && (best < 0 || c[1].generation > c[0].generation))
+		best = 1;
+	if (best < 0) {
+		/* A version or feature we do not know wins over "garbage". */
+		if (r0 == -EPROTONOSUPPORT || r1 == -EPROTONOSUPPORT)
+			return -EPROTONOSUPPORT;
+		return (r0 == -ENODATA && r1 == -ENODATA) ? -ENODATA : -EUCLEAN;
+	}
+	*sb = c[best];
+	if (which)
+		*which = best;
+	return 0;
+}
+
+int vsb_submit(struct vblk *dev, struct vsb *sb, uint8_t *buf, struct vio_op *op)
+{
+	sb->generation++;
+	vsb_encode(sb, buf);
+	struct iovec iov = {.iov_base = buf, .iov_len = VSB_SIZE};
+	return vblk_writev(dev, &iov, 1, (sb->generation % 2) * VSB_SIZE, VBLK_DSYNC, op);
+}
+
+int vsb_write(struct vblk *dev, struct vsb *sb)
+{
+	uint8_t *buf = vblk_alloc_buf(VSB_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	sb->generation++;
+	vsb_encode(sb, buf);
+	int rc = vblk_pwrite_sync(dev, buf, VSB_SIZE, (sb->generation % 2) * VSB_SIZE, VBLK_DSYNC);
+	free(buf);
+	return rc < 0 ? rc : 0;
+}

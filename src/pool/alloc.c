@@ -1,0 +1,110 @@
+/*
+ * Physical extent allocation.
+ *
+ * How this works: a bitmap (1 = free) rebuilt at open from the refcounts (it
+ * is never logged). pool_reserve takes the next free extent after a moving
+ * cursor (spreading allocations, finding runs quickly with 64-bit word scans).
+ * A reserved extent has refcount 0 and is not free: if the command that
+ * reserved it fails before its map record is logged, pool_unreserve gives it
+ * back at once, since no durable metadata ever referenced it. An extent whose
+ * refcount drops to 0 goes to a FIFO tagged with the sequence number of the
+ * journal commit that carries the drop; it becomes free only when that commit
+ * is durable (pool_durable), so a crash can never leave durable metadata
+ * pointing at an extent that was already reused.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_internal.h"
+
+static inline void bit_set(uint64_t *b, uint64_t i) { b[i / 64] |= 1ull << (i % 64); }
+static inline void bit_clr(uint64_t *b, uint64_t i) { b[i / 64] &= ~(1ull << (i % 64)); }
+static inline bool bit_get(const uint64_t *b, uint64_t i) { return b[i / 64] >> (i % 64) & 1; }
+
+int pool_alloc_init(struct vpool *p)
+{
+	uint64_t words = (p->n_ext + 63) / 64;
+	free(p->freebits);
+	p->freebits = calloc(words ? words : 1, sizeof(uint64_t));
+	if (!p->freebits)
+		return -ENOMEM;
+	p->n_free = 0;
+	for (uint64_t i = 0; i < p->n_ext; i++)
+		if (!p->refs[i]) {
+			bit_set(p->freebits, i);
+			p->n_free++;
+		}
+	p->cursor = 0;
+	return 0;
+}
+
+int pool_reserve(struct vpool *p, uint64_t *out)
+{
+	if (!p->n_free)
+		return -ENOSPC;
+	uint64_t words = (p->n_ext + 63) / 64;
+	uint64_t w = p->cursor / 64;
+	for (uint64_t k = 0; k <= words; k++, w = (w + 1) % words) {
+		uint64_t bits = p->freebits[w];
+		if (k == 0)
+			bits &= ~0ull << (p->cursor % 64);
+		if (!bits)
+			continue;
+		uint64_t i = w * 64 + (uint64_t)__builtin_ctzll(bits);
+		if (i >= p->n_ext)
+			continue;
+		bit_clr(p->freebits, i);
+		p->n_free--;
+		p->cursor = (i + 1) % p->n_ext;
+		*out = i;
+		return 0;
+	}
+	return -ENOSPC; /* unreachable while n_free is exact */
+}
+
+void pool_unreserve(struct vpool *p, uint64_t pext)
+{
+	if (!bit_get(p->freebits, pext)) {
+		bit_set(p->freebits, pext);
+		p->n_free++;
+	}
+}
+
+int pool_free_after(struct vpool *p, uint64_t pext, uint64_t seq)
+{
+	if (p->replaying)
+		return 0; /* the free map is rebuilt after replay */
+	if (p->pend_tail - p->pend_head == p->pend_cap) {
+		size_t cap = p->pend_cap ? p->pend_cap * 2 : 256;
+		struct pend_free *n = malloc(cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		size_t cnt = p->pend_tail - p->pend_head;
+		for (size_t i = 0; i < cnt; i++)
+			n[i] = p->pend[(p->pend_head + i) % p->pend_cap];
+		free(p->pend);
+		p->pend = n;
+		p->pend_cap = cap;
+		p->pend_head = 0;
+		p->pend_tail = cnt;
+	}
+	p->pend[p->pend_tail++ % p->pend_cap] = (struct pend_free){.pext = pext, .seq = seq};
+	return 0;
+}
+
+void pool_durable(void *owner, uint64_t seq)
+{
+	struct vpool *p = owner;
+	while (p->pend_head != p->pend_tail) {
+		struct pend_free *f = &p->pend[p->pend_head % p->pend_cap];
+		if (f->seq > seq)
+			break;
+		/* A freed extent may have been referenced again meanwhile (sharing): only free at 0. */
+		if (!p->refs[f->pext])
+			pool_unreserve(p, f->pext);
+		p->pend_head++;
+	}
+	if (p->pend_head == p->pend_tail)
+		p->pend_head = p->pend_tail = 0;
+}

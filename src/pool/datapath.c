@@ -1,0 +1,601 @@
+/*
+ * Read and write requests on a volume.
+ *
+ * How this works: a request is split into one sub-request per virtual extent
+ * it touches. Each sub is classified:
+ *   READ       mapped extent: one read of the covered bytes, then granules
+ *              that are not valid are overwritten with zeros in the buffer;
+ *   ZERO       unmapped extent: the buffer is zeroed, no I/O;
+ *   OVERWRITE  private extent (refcount 1) whose covered granules are all
+ *              valid: one in-place write with DSYNC, no metadata;
+ *   VALIDATE   private extent with some covered granule not valid: the
+ *              write (partial granules that were never written are padded
+ *              with zeros to the whole granule), then a VALID record;
+ *   ALLOC      unmapped extent: a reserved free extent gets the write (edges
+ *              padded with zeros to whole granules), then MAP (new, empty
+ *              validity) + VALID records.
+ * Locks: READ/ZERO/OVERWRITE take the extent lock shared, the others
+ * exclusive; all of a request's extents are locked in ascending order before
+ * anything is decided for good. After locking, the classification is redone
+ * (state may have changed while waiting); if an extent now needs the
+ * exclusive lock, all locks are dropped and taken again.
+ * Space: all extents an ALLOC needs are reserved before any I/O; if the pool
+ * cannot give them the request fails with -ENOSPC and nothing is changed.
+ * Durability: data goes with DSYNC to space no durable metadata references
+ * (or in place, for OVERWRITE); the records are appended only after the data
+ * is durable, and the request completes only when their commit is durable.
+ * Writes with more than IOV_MAX iovecs are split into several operations.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_internal.h"
+#include "vaaid/iov.h"
+#include "vaaid/util.h"
+
+#define MAX_IOV_PER_OP 1024
+
+enum { OP_READ, OP_WRITE };
+enum { SK_READ, SK_ZERO, SK_OVERWRITE, SK_VALIDATE, SK_ALLOC };
+
+struct preq;
+
+struct pio {
+	struct vio_op op;
+	struct psub *sub;
+};
+
+struct psub {
+	struct preq *rq;
+	uint64_t vext;
+	uint32_t eoff, len; /* bytes within the extent */
+	size_t doff;        /* offset within the request's data */
+	uint8_t mode, kind;
+	bool locked;
+	uint64_t pext;
+	uint8_t *bounce[2];
+	struct iovec *iov;
+	int niov;
+	int io_pending;
+	int err;
+	struct pio *pios;
+	int npio;
+	struct vj_waiter jw;
+};
+
+struct preq {
+	struct vpool *p;
+	struct vvol *v;
+	int op;
+	uint64_t off, len;
+	const struct iovec *iov;
+	int iovcnt;
+	vvol_cb cb;
+	void *arg;
+	unsigned nsub, lock_next, subs_pending;
+	int err;
+	uint8_t *bounce_all; /* whole-request bounce when the caller's buffers are not aligned */
+	struct iovec bounce_iov;
+	const struct iovec *user_iov;
+	int user_iovcnt;
+	struct xlock_wait lw;
+	struct vio_op defer_op;
+	struct psub *subs;
+	struct iovec *iov_pool;
+	size_t iov_used, iov_cap;
+	struct pio *pio_pool;
+	size_t pio_used, pio_cap;
+};
+
+static void req_lock_next(struct preq *rq);
+static void sub_done(struct psub *s, int err);
+
+static uint32_t gran_of(uint64_t byte) { return (uint32_t)(byte / VPOOL_GRANULE); }
+
+/* ---- completion */
+
+static void req_finish(struct preq *rq)
+{
+	struct vpool *p = rq->p;
+	for (unsigned i = 0; i < rq->nsub; i++) {
+		struct psub *s = &rq->subs[i];
+		if (s->locked)
+			xlock_release(p, pool_lock_key(rq->v->idx, s->vext), s->mode);
+		free(s->bounce[0]);
+		free(s->bounce[1]);
+	}
+	if (rq->bounce_all) {
+		if (rq->op == OP_READ && !rq->err)
+			iov_copy_to(rq->user_iov, rq->user_iovcnt, 0, rq->bounce_all, rq->len);
+		free(rq->bounce_all);
+	}
+	p->inflight--;
+	vvol_cb cb = rq->cb;
+	void *arg = rq->arg;
+	int err = rq->err;
+	free(rq->subs);
+	free(rq->iov_pool);
+	free(rq->pio_pool);
+	free(rq);
+	cb(arg, err);
+}
+
+static void req_fail_deferred(void *arg, int res)
+{
+	(void)res;
+	req_finish(arg);
+}
+
+/* Complete without any sub having started (locks held are released). */
+static void req_fail(struct preq *rq, int err)
+{
+	rq->err = err;
+	vio_op_init(&rq->defer_op, req_fail_deferred, rq);
+	vreactor_defer(rq->p->r, &rq->defer_op, 0);
+}
+
+static void sub_done(struct psub *s, int err)
+{
+	struct preq *rq = s->rq;
+	if (err && !rq->err)
+		rq->err = err;
+	if (--rq->subs_pending == 0)
+		req_finish(rq);
+}
+
+/* ---- classification */
+
+static uint8_t classify(const struct preq *rq, const struct psub *s)
+{
+	const struct vpool *p = rq->p;
+	uint64_t m = rq->v->map[s->vext];
+	if (rq->op == OP_READ)
+		return m ? SK_READ : SK_ZERO;
+	if (!m)
+		return SK_ALLOC;
+	uint64_t pext = m - 1;
+	if (p->refs[pext] != 1)
+		return SK_VALIDATE; /* shared: refused in issue_write until redirect-on-write exists */
+	if (pool_granules_valid(p, pext, gran_of(s->eoff), gran_of(s->eoff + s->len - 1)))
+		return SK_OVERWRITE;
+	return SK_VALIDATE;
+}
+
+static uint8_t mode_for(uint8_t kind)
+{
+	return (kind == SK_READ || kind == SK_ZERO || kind == SK_OVERWRITE) ? XLOCK_SHARED
+									      : XLOCK_EXCL;
+}
+
+/* ---- I/O submission */
+
+static struct iovec *iov_take(struct preq *rq, size_t n)
+{
+	if (rq->iov_used + n > rq->iov_cap)
+		return NULL;
+	struct iovec *r = rq->iov_pool + rq->iov_used;
+	rq->iov_used += n;
+	return r;
+}
+
+static void sub_io_done(void *arg, int res);
+
+/* Submit s->iov[0..niov) at disk offset `at`, split at MAX_IOV_PER_OP. */
+static int sub_submit(struct psub *s, uint64_t at, bool write)
+{
+	struct preq *rq = s->rq;
+	int n = (s->niov + MAX_IOV_PER_OP - 1) / MAX_IOV_PER_OP;
+	if (rq->pio_used + (size_t)n > rq->pio_cap)
+		return -ENOMEM;
+	s->pios = rq->pio_pool + rq->pio_used;
+	rq->pio_used += (size_t)n;
+	s->npio = n;
+	s->io_pending = n;
+	for (int k = 0; k < n; k++) {
+		int first = k * MAX_IOV_PER_OP;
+		int cnt = s->niov - first < MAX_IOV_PER_OP ? s->niov - first : MAX_IOV_PER_OP;
+		struct pio *pio = &s->pios[k];
+		pio->sub = s;
+		vio_op_init(&pio->op, sub_io_done, pio);
+		int rc = write ? vblk_writev(rq->p->dev, s->iov + first, cnt, at, VBLK_DSYNC, &pio->op)
+			       : vblk_readv(rq->p->dev, s->iov + first, cnt, at, &pio->op);
+		if (rc < 0)
+			vreactor_defer(rq->p->r, &pio->op, rc);
+		at += iov_total(s->iov + first, cnt);
+	}
+	return 0;
+}
+
+static int slice_into(struct preq *rq, struct psub *s, size_t doff, size_t len)
+{
+	int max = (int)(rq->iov_cap - rq->iov_used);
+	struct iovec *dst = rq->iov_pool + rq->iov_used;
+	int n = iov_slice(rq->iov, rq->iovcnt, doff, len, dst, max);
+	if (n < 0)
+		return n;
+	if (!s->iov)
+		s->iov = dst;
+	s->niov += n;
+	rq->iov_used += (size_t)n;
+	return 0;
+}
+
+static int issue_read(struct preq *rq, struct psub *s)
+{
+	if (s->kind == SK_ZERO) {
+		iov_memset(rq->iov, rq->iovcnt, s->doff, 0, s->len);
+		sub_done(s, 0);
+		return 0;
+	}
+	s->pext = rq->v->map[s->vext] - 1;
+	int rc = slice_into(rq, s, s->doff, s->len);
+	if (rc < 0)
+		return rc;
+	return sub_submit(s, pool_ext_off(rq->p, s->pext) + s->eoff, false);
+}
+
+/* A zero-padded copy of one granule with the request's bytes [from, to) of the extent in it. */
+static uint8_t *granule_bounce(struct preq *rq, struct psub *s, uint32_t g, uint32_t from,
+			       uint32_t to)
+{
+	uint8_t *b = vblk_alloc_buf(VPOOL_GRANULE);
+	if (!b)
+		return NULL;
+	iov_copy_from(rq->iov, rq->iovcnt, s->doff + (from - s->eoff), b + (from - g * VPOOL_GRANULE),
+		      to - from);
+	return b;
+}
+
+static int issue_write(struct preq *rq, struct psub *s)
+{
+	struct vpool *p = rq->p;
+	uint32_t end = s->eoff + s->len;
+	uint32_t g0 = gran_of(s->eoff), g1 = gran_of(end - 1);
+	bool head_partial = s->eoff % VPOOL_GRANULE || (g0 == g1 && end % VPOOL_GRANULE);
+	bool tail_partial = end % VPOOL_GRANULE != 0;
+	if (s->kind == SK_ALLOC) {
+		/* pext was reserved by the caller */
+	} else {
+		s->pext = rq->v->map[s->vext] - 1;
+		if (p->refs[s->pext] != 1)
+			return -EOPNOTSUPP; /* writes into shared extents: redirect-on-write (XCOPY issue) */
+	}
+	bool pad_head = s->kind != SK_OVERWRITE && head_partial && !(s->kind == SK_VALIDATE &&
+								 pool_granule_valid(p, s->pext, g0));
+	bool pad_tail = s->kind != SK_OVERWRITE && tail_partial && g1 != g0 &&
+			!(s->kind == SK_VALIDATE && pool_granule_valid(p, s->pext, g1));
+	uint64_t at;
+	if (g0 == g1 && pad_head) {
+		s->bounce[0] = granule_bounce(rq, s, g0, s->eoff, end);
+		struct iovec *v = iov_take(rq, 1);
+		if (!s->bounce[0] || !v)
+			return -ENOMEM;
+		*v = (struct iovec){.iov_base = s->bounce[0], .iov_len = VPOOL_GRANULE};
+		s->iov = v;
+		s->niov = 1;
+		at = (uint64_t)g0 * VPOOL_GRANULE;
+	} else {
+		uint32_t mid_from = s->eoff, mid_to = end;
+		at = s->eoff;
+		if (pad_head) {
+			uint32_t gend = (g0 + 1) * VPOOL_GRANULE;
+			s->bounce[0] = granule_bounce(rq, s, g0, s->eoff, gend);
+			struct iovec *v = iov_take(rq, 1);
+			if (!s->bounce[0] || !v)
+				return -ENOMEM;
+			*v = (struct iovec){.iov_base = s->bounce[0], .iov_len = VPOOL_GRANULE};
+			s->iov = v;
+			s->niov = 1;
+			mid_from = gend;
+			at = (uint64_t)g0 * VPOOL_GRANULE;
+		}
+		if (pad_tail)
+			mid_to = g1 * VPOOL_GRANULE;
+		if (mid_to > mid_from) {
+			int rc = slice_into(rq, s, s->doff + (mid_from - s->eoff), mid_to - mid_from);
+			if (rc < 0)
+				return rc;
+		}
+		if (pad_tail) {
+			s->bounce[1] = granule_bounce(rq, s, g1, g1 * VPOOL_GRANULE, end);
+			struct iovec *v = iov_take(rq, 1);
+			if (!s->bounce[1] || !v)
+				return -ENOMEM;
+			*v = (struct iovec){.iov_base = s->bounce[1], .iov_len = VPOOL_GRANULE};
+			if (!s->iov)
+				s->iov = v;
+			s->niov++;
+		}
+	}
+	return sub_submit(s, pool_ext_off(p, s->pext) + at, true);
+}
+
+/* ---- metadata after the data is durable */
+
+static void sub_committed(void *arg, int res)
+{
+	struct psub *s = arg;
+	sub_done(s, res < 0 ? -EIO : 0);
+}
+
+static void sub_log(void *arg, int res)
+{
+	struct psub *s = arg;
+	struct preq *rq = s->rq;
+	struct vpool *p = rq->p;
+	if (res < 0 || p->failed) {
+		sub_done(s, -EIO);
+		return;
+	}
+	uint32_t g0 = gran_of(s->eoff), g1 = gran_of(s->eoff + s->len - 1);
+	uint16_t need = s->kind == SK_ALLOC ? REC_MAP_LEN + REC_VALID_LEN + 4 : REC_VALID_LEN;
+	if (!vjournal_can_append(p->j, need)) {
+		s->jw.fn = sub_log;
+		s->jw.arg = s;
+		vjournal_wait_room(p->j, &s->jw);
+		return;
+	}
+	int rc = 0;
+	if (s->kind == SK_ALLOC)
+		rc = pool_log_map(p, rq->v, s->vext, s->pext + 1, REC_MAP_NEW_EMPTY);
+	if (rc == 0)
+		rc = pool_log_valid(p, s->pext, g0, g1 - g0 + 1, true);
+	if (rc < 0) {
+		/* The journal refused after admitting (cannot happen) or memory ran out. */
+		p->failed = true;
+		sub_done(s, -EIO);
+		return;
+	}
+	s->jw.fn = sub_committed;
+	s->jw.arg = s;
+	vjournal_wait_commit(p->j, &s->jw);
+}
+
+static void sub_io_done(void *arg, int res)
+{
+	struct pio *pio = arg;
+	struct psub *s = pio->sub;
+	struct preq *rq = s->rq;
+	if (res < 0 && !s->err)
+		s->err = res;
+	if (--s->io_pending)
+		return;
+	if (s->err) {
+		if (s->kind == SK_ALLOC)
+			pool_unreserve(rq->p, s->pext);
+		sub_done(s, s->err);
+		return;
+	}
+	switch (s->kind) {
+	case SK_READ: {
+		/* Granules never written read as zeros, whatever the disk holds. */
+		const struct vpool *p = rq->p;
+		if (pool_validity(p, s->pext)) {
+			uint32_t end = s->eoff + s->len;
+			for (uint32_t g = gran_of(s->eoff); g <= gran_of(end - 1); g++) {
+				if (pool_granule_valid(p, s->pext, g))
+					continue;
+				uint32_t a = g * VPOOL_GRANULE > s->eoff ? g * VPOOL_GRANULE : s->eoff;
+				uint32_t b = (g + 1) * VPOOL_GRANULE < end ? (g + 1) * VPOOL_GRANULE : end;
+				iov_memset(rq->iov, rq->iovcnt, s->doff + (a - s->eoff), 0, b - a);
+			}
+		}
+		sub_done(s, 0);
+		return;
+	}
+	case SK_OVERWRITE:
+		sub_done(s, 0);
+		return;
+	default:
+		sub_log(s, 0);
+	}
+}
+
+/* ---- start: everything locked */
+
+static void req_start_io(struct preq *rq)
+{
+	struct vpool *p = rq->p;
+	/* Re-classify under the locks; upgrade if needed. */
+	for (unsigned i = 0; i < rq->nsub; i++) {
+		struct psub *s = &rq->subs[i];
+		s->kind = classify(rq, s);
+		if (mode_for(s->kind) == XLOCK_EXCL && s->mode == XLOCK_SHARED) {
+			for (unsigned k = 0; k < rq->nsub; k++) {
+				struct psub *t = &rq->subs[k];
+				if (t->locked)
+					xlock_release(p, pool_lock_key(rq->v->idx, t->vext), t->mode);
+				t->locked = false;
+			}
+			s->mode = XLOCK_EXCL;
+			rq->lock_next = 0;
+			req_lock_next(rq);
+			return;
+		}
+	}
+	if (p->failed) {
+		req_fail(rq, -EIO);
+		return;
+	}
+	/* Reserve every extent the request allocates, or fail with nothing changed. */
+	unsigned need = 0;
+	for (unsigned i = 0; i < rq->nsub; i++)
+		need += rq->subs[i].kind == SK_ALLOC;
+	if (need > p->n_free) {
+		req_fail(rq, -ENOSPC);
+		return;
+	}
+	for (unsigned i = 0; i < rq->nsub; i++)
+		if (rq->subs[i].kind == SK_ALLOC)
+			pool_reserve(p, &rq->subs[i].pext);
+	rq->subs_pending = rq->nsub;
+	/* Hold one extra count so subs finishing synchronously cannot free rq under us. */
+	rq->subs_pending++;
+	for (unsigned i = 0; i < rq->nsub; i++) {
+		struct psub *s = &rq->subs[i];
+		int rc = rq->op == OP_READ ? issue_read(rq, s) : issue_write(rq, s);
+		if (rc < 0) {
+			if (s->kind == SK_ALLOC)
+				pool_unreserve(p, s->pext);
+			sub_done(s, rc);
+		}
+	}
+	sub_done(&rq->subs[0], 0); /* drop the extra count */
+}
+
+static void lock_granted_deferred(void *arg, int res)
+{
+	(void)res;
+	struct preq *rq = arg;
+	rq->subs[rq->lock_next].locked = true;
+	rq->lock_next++;
+	req_lock_next(rq);
+}
+
+static void lock_granted(struct xlock_wait *w)
+{
+	struct preq *rq = (struct preq *)((char *)w - offsetof(struct preq, lw));
+	vio_op_init(&rq->defer_op, lock_granted_deferred, rq);
+	vreactor_defer(rq->p->r, &rq->defer_op, 0);
+}
+
+static void req_lock_next(struct preq *rq)
+{
+	while (rq->lock_next < rq->nsub) {
+		struct psub *s = &rq->subs[rq->lock_next];
+		rq->lw.granted = lock_granted;
+		int rc = xlock_acquire(rq->p, pool_lock_key(rq->v->idx, s->vext), s->mode, &rq->lw);
+		if (rc < 0) {
+			req_fail(rq, rc);
+			return;
+		}
+		if (rc == 0)
+			return; /* lock_granted continues */
+		s->locked = true;
+		rq->lock_next++;
+	}
+	req_start_io(rq);
+}
+
+static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const struct iovec *iov,
+		      int iovcnt, vvol_cb cb, void *arg)
+{
+	struct vpool *p = v->pool;
+	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > v->size || len > v->size - off)
+		return -EINVAL;
+	if (op == OP_WRITE && p->readonly)
+		return -EROFS;
+	if (iovcnt < 0 || iov_total(iov, iovcnt) < len)
+		return -EINVAL;
+	struct preq *rq = calloc(1, sizeof(*rq));
+	if (!rq)
+		return -ENOMEM;
+	rq->p = p;
+	rq->v = v;
+	rq->op = op;
+	rq->off = off;
+	rq->len = len;
+	rq->iov = iov;
+	rq->iovcnt = iovcnt;
+	rq->cb = cb;
+	rq->arg = arg;
+	p->inflight++;
+	if (!len) {
+		req_fail(rq, 0);
+		return 0;
+	}
+	if (!iov_aligned(iov, iovcnt, VBLK_SECTOR)) {
+		rq->bounce_all = vblk_alloc_buf(vround_up(len, VBLK_ALIGN));
+		if (!rq->bounce_all) {
+			p->inflight--;
+			free(rq);
+			return -ENOMEM;
+		}
+		if (op == OP_WRITE)
+			iov_copy_from(iov, iovcnt, 0, rq->bounce_all, len);
+		rq->user_iov = iov;
+		rq->user_iovcnt = iovcnt;
+		rq->bounce_iov = (struct iovec){.iov_base = rq->bounce_all, .iov_len = len};
+		rq->iov = &rq->bounce_iov;
+		rq->iovcnt = 1;
+	}
+	uint64_t e0 = off / p->ext, e1 = (off + len - 1) / p->ext;
+	rq->nsub = (unsigned)(e1 - e0 + 1);
+	rq->subs = calloc(rq->nsub, sizeof(*rq->subs));
+	rq->iov_cap = (size_t)rq->iovcnt + 3u * rq->nsub;
+	rq->iov_pool = malloc(rq->iov_cap * sizeof(struct iovec));
+	rq->pio_cap = rq->nsub + rq->iov_cap / MAX_IOV_PER_OP + 1;
+	rq->pio_pool = malloc(rq->pio_cap * sizeof(struct pio));
+	if (!rq->subs || !rq->iov_pool || !rq->pio_pool) {
+		p->inflight--;
+		free(rq->subs);
+		free(rq->iov_pool);
+		free(rq->pio_pool);
+		free(rq->bounce_all);
+		free(rq);
+		return -ENOMEM;
+	}
+	size_t doff = 0;
+	for (unsigned i = 0; i < rq->nsub; i++) {
+		struct psub *s = &rq->subs[i];
+		uint64_t e = e0 + i;
+		uint64_t from = i == 0 ? off - e * p->ext : 0;
+		uint64_t to = (e == e1) ? off + len - e * p->ext : p->ext;
+		s->rq = rq;
+		s->vext = e;
+		s->eoff = (uint32_t)from;
+		s->len = (uint32_t)(to - from);
+		s->doff = doff;
+		doff += s->len;
+		s->kind = classify(rq, s);
+		s->mode = mode_for(s->kind);
+	}
+	if (p->failed) {
+		req_fail(rq, -EIO);
+		return 0;
+	}
+	req_lock_next(rq);
+	return 0;
+}
+
+int vvol_read(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
+	      vvol_cb cb, void *arg)
+{
+	return req_submit(v, OP_READ, off, len, iov, iovcnt, cb, arg);
+}
+
+int vvol_write(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
+	       vvol_cb cb, void *arg)
+{
+	return req_submit(v, OP_WRITE, off, len, iov, iovcnt, cb, arg);
+}
+
+struct flush_req {
+	struct vio_op op;
+	vvol_cb cb;
+	void *arg;
+};
+
+static void flush_done(void *arg, int res)
+{
+	struct flush_req *f = arg;
+	vvol_cb cb = f->cb;
+	void *a = f->arg;
+	free(f);
+	cb(a, res);
+}
+
+int vvol_flush(struct vvol *v, vvol_cb cb, void *arg)
+{
+	/* WCE=0: every acknowledged write is already durable (SBC-4 4.17 / 5.30). */
+	struct flush_req *f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->cb = cb;
+	f->arg = arg;
+	vio_op_init(&f->op, flush_done, f);
+	vreactor_defer(v->pool->r, &f->op, v->pool->failed ? -EIO : 0);
+	return 0;
+}

@@ -1,0 +1,386 @@
+/*
+ * Pool lifecycle: format, open with recovery, close, stats, volumes.
+ *
+ * Open = newest valid superblock -> its checkpoint (crc-checked, refcounts
+ * checked against references) -> journal replay through the same apply
+ * functions the live path uses -> free map rebuilt from refcounts. If the
+ * journal held anything, a checkpoint is written at once so the pool starts
+ * with an empty journal.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "pool_internal.h"
+#include "vaaid/util.h"
+
+/* IEEE company id used in NAA-6 designators (the one LIO uses for its own). */
+#define VAAID_NAA_OUI 0x001405u
+
+static const struct vjournal_owner_ops pool_journal_ops = {
+	.durable = pool_durable,
+	.need_checkpoint = pool_ckpt_request,
+};
+
+static int fill_random(void *buf, size_t len)
+{
+	ssize_t n = getrandom(buf, len, 0);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static uint32_t bm_words_for(uint32_t gran_per_ext) { return (gran_per_ext + 63) / 64; }
+
+int vpool_format(struct vblk *dev, const struct vpool_params *prm)
+{
+	uint64_t size = prm->size ? prm->size : dev->size;
+	uint32_t ext = prm->extent_size ? prm->extent_size : VPOOL_DEFAULT_EXTENT;
+	if (size > dev->size) {
+		fprintf(stderr, "vaaid: pool size %llu exceeds the backing store (%llu bytes)\n",
+			(unsigned long long)size, (unsigned long long)dev->size);
+		return -EINVAL;
+	}
+	if (!vis_pow2(ext) || ext < VPOOL_MIN_EXTENT || ext > VPOOL_MAX_EXTENT) {
+		fprintf(stderr, "vaaid: extent size %u must be a power of two from 64K to 16M\n", ext);
+		return -EINVAL;
+	}
+	uint64_t jsz = prm->journal_size;
+	if (!jsz) {
+		jsz = size / 1024;
+		if (jsz < (4u << 20))
+			jsz = 4u << 20;
+		if (jsz > (64u << 20))
+			jsz = 64u << 20;
+	}
+	jsz = vround_up(jsz, VJ_BLOCK);
+	if (jsz < 2 * VJ_MAX_COMMIT + 2 * VJ_BLOCK) {
+		fprintf(stderr, "vaaid: journal size %llu is below the minimum %u\n",
+			(unsigned long long)jsz, 2 * VJ_MAX_COMMIT + 2 * VJ_BLOCK);
+		return -EINVAL;
+	}
+	struct vsb sb = {0};
+	sb.version = VSB_VERSION;
+	sb.dev_size = size;
+	sb.extent_size = ext;
+	sb.granule = VPOOL_GRANULE;
+	uint32_t bmw = bm_words_for(ext / VPOOL_GRANULE);
+	uint64_t n0 = size / ext;
+	sb.ckpt_size = pool_ckpt_size_for(n0, bmw);
+	sb.ckpt_off[0] = 2 * VSB_SIZE;
+	sb.ckpt_off[1] = sb.ckpt_off[0] + sb.ckpt_size;
+	sb.journal_off = sb.ckpt_off[1] + sb.ckpt_size;
+	sb.journal_size = jsz;
+	sb.data_off = vround_up(sb.journal_off + jsz, ext);
+	if (sb.data_off + ext > size) {
+		fprintf(stderr, "vaaid: pool of %llu bytes is too small for its metadata and one extent\n",
+			(unsigned long long)size);
+		return -EINVAL;
+	}
+	sb.n_extents = (size - sb.data_off) / ext;
+	if (fill_random(sb.uuid, 16) < 0)
+		return -EIO;
+	/* An empty checkpoint in area 0. */
+	struct vpool tmp = {0};
+	tmp.sb = sb;
+	tmp.n_ext = sb.n_extents;
+	tmp.bm_words = bmw;
+	tmp.refs = calloc(tmp.n_ext, sizeof(uint32_t));
+	if (!tmp.refs || hmap_init(&tmp.validity, 16) < 0) {
+		free(tmp.refs);
+		return -ENOMEM;
+	}
+	uint8_t *blob;
+	uint64_t len;
+	int rc = pool_ckpt_serialize(&tmp, &blob, &len);
+	free(tmp.refs);
+	hmap_free(&tmp.validity);
+	if (rc < 0)
+		return rc;
+	rc = vblk_pwrite_sync(dev, blob, len, sb.ckpt_off[0], VBLK_DSYNC);
+	sb.ckpt_active = 0;
+	sb.ckpt_len = len;
+	sb.ckpt_crc = vcrc32c(0, blob, len);
+	free(blob);
+	if (rc < 0)
+		return rc;
+	/* Journal: start at 0, first sequence 1. Both superblock copies written. */
+	sb.journal_start = 0;
+	sb.journal_seq = 1;
+	rc = vsb_write(dev, &sb);
+	if (rc == 0)
+		rc = vsb_write(dev, &sb);
+	return rc;
+}
+
+static void pool_free_mem(struct vpool *p)
+{
+	for (unsigned i = 0; i < VPOOL_MAX_VOLUMES; i++)
+		if (p->vols[i]) {
+			free(p->vols[i]->map);
+			free(p->vols[i]);
+		}
+	size_t it = 0;
+	uint64_t k;
+	void *v;
+	while (hmap_next(&p->validity, &it, &k, &v))
+		free(v);
+	hmap_free(&p->validity);
+	it = 0;
+	while (hmap_next(&p->locks, &it, &k, &v))
+		free(v);
+	hmap_free(&p->locks);
+	vjournal_destroy(p->j);
+	pool_ckpt_free(p);
+	free(p->refs);
+	free(p->freebits);
+	free(p->partial);
+	free(p->pend);
+	free(p);
+}
+
+static int pool_load(struct vpool *p)
+{
+	if (!p->sb.ckpt_len)
+		return -EUCLEAN;
+	uint8_t *blob = vblk_alloc_buf(p->sb.ckpt_len);
+	if (!blob)
+		return -ENOMEM;
+	int rc = vblk_pread_sync(p->dev, blob, p->sb.ckpt_len, p->sb.ckpt_off[p->sb.ckpt_active]);
+	if (rc >= 0)
+		rc = vcrc32c(0, blob, p->sb.ckpt_len) == p->sb.ckpt_crc ? 0 : -EUCLEAN;
+	if (rc == 0)
+		rc = pool_ckpt_load(p, blob, p->sb.ckpt_len);
+	free(blob);
+	return rc;
+}
+
+int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
+		  struct vpool_open_report *rep)
+{
+	struct vpool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->dev = dev;
+	p->r = dev->reactor;
+	p->readonly = flags & VPOOL_OPEN_READONLY;
+	int rc = vsb_read(dev, &p->sb, NULL);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	if (p->sb.dev_size > dev->size) {
+		free(p);
+		return -EUCLEAN;
+	}
+	if ((p->sb.ro_compat & ~VSB_RO_COMPAT_KNOWN) && !p->readonly) {
+		free(p);
+		return -EROFS;
+	}
+	p->ext = p->sb.extent_size;
+	p->gran_per_ext = (uint32_t)(p->ext / VPOOL_GRANULE);
+	p->bm_words = bm_words_for(p->gran_per_ext);
+	p->n_ext = p->sb.n_extents;
+	p->refs = calloc(p->n_ext ? p->n_ext : 1, sizeof(uint32_t));
+	p->partial = calloc((p->n_ext + 63) / 64 + 1, sizeof(uint64_t));
+	if (!p->refs || !p->partial || hmap_init(&p->validity, 64) < 0 ||
+	    hmap_init(&p->locks, 256) < 0) {
+		pool_free_mem(p);
+		return -ENOMEM;
+	}
+	rc = pool_load(p);
+	if (rc < 0) {
+		if (rep)
+			snprintf(rep->error, sizeof(rep->error), "checkpoint %llu in area %u: %s",
+				 (unsigned long long)p->sb.ckpt_seq, p->sb.ckpt_active, strerror(-rc));
+		pool_free_mem(p);
+		return rc;
+	}
+	struct vj_replay_result res;
+	p->replaying = true;
+	rc = vjournal_replay(dev, &p->sb, pool_replay_record, p, &res);
+	p->replaying = false;
+	if (rep) {
+		rep->commits = res.commits;
+		rep->records = res.records;
+		if (rc < 0)
+			snprintf(rep->error, sizeof(rep->error),
+				 "journal commit %llu (record %llu of the replay): %s",
+				 (unsigned long long)res.next_seq, (unsigned long long)res.records,
+				 strerror(-rc));
+	}
+	if (rc == 0)
+		rc = pool_alloc_init(p);
+	if (rc == 0)
+		rc = vjournal_create(dev, &p->sb, res.end, res.next_seq, res.used, &pool_journal_ops,
+				     p, &p->j);
+	if (rc == 0 && res.commits && !p->readonly)
+		rc = pool_ckpt_sync(p);
+	if (rc < 0) {
+		pool_free_mem(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+int vpool_open(struct vblk *dev, struct vpool **out) { return vpool_open_ex(dev, 0, out, NULL); }
+
+static int wait_idle(struct vpool *p)
+{
+	while (p->inflight || pool_ckpt_busy(p) || (p->j && !vjournal_idle(p->j))) {
+		int rc = vreactor_run_once(p->r, -1);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int vpool_checkpoint(struct vpool *p)
+{
+	if (p->readonly)
+		return -EROFS;
+	return pool_ckpt_sync(p);
+}
+
+int vpool_close(struct vpool *p)
+{
+	int rc = wait_idle(p);
+	if (rc == 0 && !p->readonly && !p->failed)
+		rc = pool_ckpt_sync(p);
+	pool_free_mem(p);
+	return rc;
+}
+
+void vpool_abandon(struct vpool *p) { pool_free_mem(p); }
+
+void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = p->sb.dev_size;
+	st->extent = p->ext;
+	st->capacity = p->n_ext * p->ext;
+	st->free = p->n_free * p->ext;
+	st->used = st->capacity - st->free;
+	st->journal_commits = p->j ? vjournal_commits(p->j) : 0;
+	st->journal_records = p->j ? vjournal_records(p->j) : 0;
+	st->checkpoints = p->checkpoints;
+}
+
+struct vblk *vpool_dev(const struct vpool *p) { return p->dev; }
+
+/* ---- volumes */
+
+static bool valid_name(const char *n)
+{
+	size_t len = strlen(n);
+	if (!len || len > VPOOL_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = n[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-' || c == '.'))
+			return false;
+	}
+	return n[0] != '.';
+}
+
+struct vvol *vpool_volume_find(const struct vpool *p, const char *name)
+{
+	for (unsigned i = 0; i < p->n_vols; i++)
+		if (!strcmp(p->vols[p->order[i]]->name, name))
+			return p->vols[p->order[i]];
+	return NULL;
+}
+
+unsigned vpool_volume_count(const struct vpool *p) { return p->n_vols; }
+struct vvol *vpool_volume_at(const struct vpool *p, unsigned i)
+{
+	return i < p->n_vols ? p->vols[p->order[i]] : NULL;
+}
+
+struct commit_wait {
+	struct vj_waiter w;
+	bool done;
+	int res;
+};
+
+static void commit_wait_done(void *arg, int res)
+{
+	struct commit_wait *cw = arg;
+	cw->res = res;
+	cw->done = true;
+}
+
+int vpool_volume_create(struct vpool *p, const char *name, uint64_t size, uint32_t block_size,
+			struct vvol **out)
+{
+	if (p->readonly)
+		return -EROFS;
+	if (p->failed)
+		return -EIO;
+	if (!valid_name(name) || (block_size != 512 && block_size != 4096) || !size)
+		return -EINVAL;
+	size = vround_up(size, block_size);
+	if (size / p->ext > (1ull << 40))
+		return -EFBIG;
+	if (vpool_volume_find(p, name))
+		return -EEXIST;
+	int idx = -1;
+	for (int i = 0; i < VPOOL_MAX_VOLUMES; i++)
+		if (!p->vols[i]) {
+			idx = i;
+			break;
+		}
+	if (idx < 0)
+		return -ENOSPC;
+	/* NAA-6 IEEE Registered Extended (SPC-4 7.8.6.6.5): NAA 6h, OUI, 100 random bits. */
+	uint8_t naa[16];
+	if (fill_random(naa, 16) < 0)
+		return -EIO;
+	naa[0] = (uint8_t)(0x60 | (VAAID_NAA_OUI >> 20));
+	naa[1] = (uint8_t)(VAAID_NAA_OUI >> 12);
+	naa[2] = (uint8_t)(VAAID_NAA_OUI >> 4);
+	naa[3] = (uint8_t)((VAAID_NAA_OUI & 0xf) << 4 | (naa[3] & 0xf));
+	char serial[33];
+	for (int i = 0; i < 12; i++)
+		snprintf(serial + 2 * i, 3, "%02x", naa[4 + i]);
+	/* Wait for room in the journal when a checkpoint is running. */
+	while (!vjournal_can_append(p->j, 200)) {
+		if (vjournal_failed(p->j))
+			return -EIO;
+		struct commit_wait cw = {.w = {.fn = commit_wait_done}};
+		cw.w.arg = &cw;
+		vjournal_wait_room(p->j, &cw.w);
+		int rc = vreactor_run_until(p->r, &cw.done);
+		if (rc < 0)
+			return rc;
+	}
+	int rc = pool_log_vol_create(p, (uint16_t)idx, name, size, block_size, naa, serial);
+	if (rc < 0)
+		return rc;
+	struct commit_wait cw = {.w = {.fn = commit_wait_done}};
+	cw.w.arg = &cw;
+	vjournal_wait_commit(p->j, &cw.w);
+	rc = vreactor_run_until(p->r, &cw.done);
+	if (rc < 0)
+		return rc;
+	if (cw.res < 0)
+		return cw.res;
+	if (out)
+		*out = p->vols[idx];
+	return 0;
+}
+
+void vvol_get_info(const struct vvol *v, struct vvol_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "%s", v->name);
+	info->size = v->size;
+	info->block_size = v->block_size;
+	memcpy(info->naa, v->naa, 16);
+	snprintf(info->serial, sizeof(info->serial), "%s", v->serial);
+	info->mapped = v->mapped * v->pool->ext;
+}
+
+struct vpool *vvol_pool(const struct vvol *v) { return v->pool; }

@@ -1,0 +1,144 @@
+/*
+ * Internal structures of the thin pool (src/pool), shared by its files:
+ *   pool.c        format, open (recovery), close, stats, volumes
+ *   alloc.c       free bitmap, reservations, free-after-durable queue
+ *   validity.c    4 KiB validity bitmaps of partly written extents
+ *   records.c     journal record encoding and the one function per record
+ *                 type that applies it to memory (used live and by replay)
+ *   checkpoint.c  checkpoint blob (serialize / load) and the async checkpoint
+ *   extent_lock.c per-(volume, virtual extent) shared/exclusive locks
+ *   datapath.c    read and write requests
+ */
+#ifndef VAAID_POOL_INTERNAL_H
+#define VAAID_POOL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vaaid/hmap.h"
+#include "vaaid/meta.h"
+#include "vaaid/pool.h"
+
+/* Journal record types (docs/design.md "Records"). */
+enum {
+	REC_VOL_CREATE = 1,
+	REC_MAP = 2,   /* volume map entry change; refcounts follow */
+	REC_VALID = 3, /* set or clear validity of a granule range of a physical extent */
+};
+#define REC_MAP_NEW_EMPTY 0x1 /* flags: the new extent starts with no valid granule */
+#define REC_VALID_SET 0x1     /* flags: set (else clear) */
+
+/* Bound on references so the checkpoint area always fits (checked by sharing ops). */
+#define POOL_MAX_REFS_PER_EXTENT_AVG 4
+
+struct vvol {
+	struct vpool *pool;
+	uint16_t idx; /* persistent slot */
+	char name[VPOOL_NAME_MAX + 1];
+	uint64_t size;
+	uint32_t block_size;
+	uint8_t naa[16];
+	char serial[33];
+	uint64_t n_vext;
+	uint64_t *map; /* pext + 1, 0 = unmapped */
+	uint64_t mapped;
+};
+
+struct pend_free {
+	uint64_t pext;
+	uint64_t seq;
+};
+
+struct ckpt_state;
+
+struct vpool {
+	struct vblk *dev;
+	struct vreactor *r;
+	struct vsb sb;
+	uint64_t ext;          /* extent size in bytes */
+	uint32_t gran_per_ext; /* granules per extent */
+	uint32_t bm_words;     /* u64 words per validity bitmap */
+	uint64_t n_ext;
+	uint32_t *refs;
+	uint64_t total_refs;
+	uint64_t *freebits; /* 1 = free */
+	uint64_t n_free;
+	uint64_t cursor;
+	uint64_t *partial; /* 1 = has a validity bitmap in `validity` */
+	struct hmap validity;
+	struct vvol *vols[VPOOL_MAX_VOLUMES];
+	uint16_t order[VPOOL_MAX_VOLUMES]; /* creation order of slots */
+	unsigned n_vols;
+	struct vjournal *j;
+	struct hmap locks;
+	struct pend_free *pend;
+	size_t pend_head, pend_tail, pend_cap;
+	struct ckpt_state *ckpt;
+	uint64_t checkpoints;
+	unsigned inflight; /* data requests in flight */
+	bool replaying;
+	bool failed;
+	bool readonly;
+};
+
+static inline uint64_t pool_lock_key(uint16_t idx, uint64_t vext)
+{
+	return (uint64_t)idx << 48 | vext;
+}
+static inline uint64_t pool_ext_off(const struct vpool *p, uint64_t pext)
+{
+	return p->sb.data_off + pext * p->ext;
+}
+
+/* alloc.c */
+int pool_alloc_init(struct vpool *p);            /* free map from refs */
+int pool_reserve(struct vpool *p, uint64_t *out); /* -ENOSPC */
+void pool_unreserve(struct vpool *p, uint64_t pext);
+int pool_free_after(struct vpool *p, uint64_t pext, uint64_t seq);
+void pool_durable(void *owner, uint64_t seq);     /* journal callback */
+
+/* validity.c */
+uint64_t *pool_validity(const struct vpool *p, uint64_t pext); /* NULL = fully valid */
+bool pool_granules_valid(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1);
+bool pool_granule_valid(const struct vpool *p, uint64_t pext, uint32_t g);
+int pool_validity_set_empty(struct vpool *p, uint64_t pext);
+int pool_validity_change(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set);
+void pool_validity_drop(struct vpool *p, uint64_t pext);
+
+/* records.c: apply (memory only) */
+int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
+			  uint32_t block_size, const uint8_t naa[16], const char *serial);
+int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, uint64_t new1,
+		   uint8_t flags, uint64_t *freed1);
+int pool_apply_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set);
+int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *payload,
+		       uint16_t len);
+/* records.c: live (append to the journal, then apply); -EAGAIN when the journal has no room */
+#define REC_MAP_LEN 28
+#define REC_VALID_LEN 16
+int pool_log_map(struct vpool *p, struct vvol *v, uint64_t vext, uint64_t new1, uint8_t flags);
+int pool_log_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set);
+int pool_log_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
+			uint32_t block_size, const uint8_t naa[16], const char *serial);
+
+/* checkpoint.c */
+uint64_t pool_ckpt_size_for(uint64_t n_ext, uint32_t bm_words);
+int pool_ckpt_load(struct vpool *p, const uint8_t *blob, uint64_t len);
+int pool_ckpt_serialize(const struct vpool *p, uint8_t **out, uint64_t *len);
+void pool_ckpt_request(void *owner);              /* journal callback: start async */
+int pool_ckpt_sync(struct vpool *p);              /* start (or join) and wait */
+bool pool_ckpt_busy(const struct vpool *p);
+void pool_ckpt_free(struct vpool *p);
+
+/* extent_lock.c */
+enum { XLOCK_SHARED = 1, XLOCK_EXCL = 2 };
+struct xlock_wait {
+	struct xlock_wait *next;
+	uint8_t mode;
+	void (*granted)(struct xlock_wait *w);
+};
+/* Returns 1 if granted now, 0 if queued (granted() runs later, from the reactor). */
+int xlock_acquire(struct vpool *p, uint64_t key, uint8_t mode, struct xlock_wait *w);
+void xlock_release(struct vpool *p, uint64_t key, uint8_t mode);
+
+#endif

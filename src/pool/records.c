@@ -1,0 +1,201 @@
+/*
+ * Journal records of the pool: encoding, and applying them to memory.
+ *
+ * How this works: every metadata change has exactly one apply function
+ * (pool_apply_*), used both live and by replay, so the state after recovery
+ * is computed by the same code that computed it before the crash. The live
+ * pool_log_* functions append the record to the open journal commit and
+ * apply it at once (the command that logged it holds the extent lock and
+ * completes only after the commit is durable, so nobody acts on a change
+ * that could still be lost). Apply functions check what they are told
+ * (ranges, old values), so replay of a damaged journal is refused, never
+ * applied blindly.
+ *
+ * Payloads (little endian):
+ *   VOL_CREATE: idx u16, block_size u32, size u64, naa[16], serial[33], name_len u8, name
+ *   MAP:        idx u16, pad u16, vext u64, old pext+1 u64, new pext+1 u64   (flags: NEW_EMPTY)
+ *   VALID:      pext u64, first granule u32, count u32                     (flags: SET)
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_internal.h"
+
+static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
+static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
+static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
+
+#define VOL_CREATE_FIXED (2 + 4 + 8 + 16 + 33 + 1)
+
+int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
+			  uint32_t block_size, const uint8_t naa[16], const char *serial)
+{
+	if (idx >= VPOOL_MAX_VOLUMES || p->vols[idx] || (block_size != 512 && block_size != 4096) ||
+	    !size || size % block_size || strlen(name) == 0 || strlen(name) > VPOOL_NAME_MAX)
+		return -EUCLEAN;
+	for (unsigned i = 0; i < p->n_vols; i++)
+		if (!strcmp(p->vols[p->order[i]]->name, name))
+			return -EUCLEAN;
+	struct vvol *v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->pool = p;
+	v->idx = idx;
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	v->size = size;
+	v->block_size = block_size;
+	memcpy(v->naa, naa, 16);
+	snprintf(v->serial, sizeof(v->serial), "%s", serial);
+	v->n_vext = (size + p->ext - 1) / p->ext;
+	/* calloc of a large map is backed by untouched zero pages: RSS follows what is mapped. */
+	v->map = calloc(v->n_vext, sizeof(uint64_t));
+	if (!v->map) {
+		free(v);
+		return -ENOMEM;
+	}
+	p->vols[idx] = v;
+	p->order[p->n_vols++] = idx;
+	return 0;
+}
+
+int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, uint64_t new1,
+		   uint8_t flags, uint64_t *freed1)
+{
+	*freed1 = 0;
+	if (idx >= VPOOL_MAX_VOLUMES || !p->vols[idx])
+		return -EUCLEAN;
+	struct vvol *v = p->vols[idx];
+	if (vext >= v->n_vext || v->map[vext] != old1 || new1 > p->n_ext || old1 == new1)
+		return -EUCLEAN;
+	if (new1) {
+		uint64_t n = new1 - 1;
+		if ((flags & REC_MAP_NEW_EMPTY) && p->refs[n])
+			return -EUCLEAN; /* a fresh extent cannot be in use */
+		if (p->refs[n] == UINT32_MAX)
+			return -EOVERFLOW;
+		if (flags & REC_MAP_NEW_EMPTY) {
+			int rc = pool_validity_set_empty(p, n);
+			if (rc < 0)
+				return rc;
+		}
+		p->refs[n]++;
+		p->total_refs++;
+		v->mapped++;
+	}
+	v->map[vext] = new1;
+	if (old1) {
+		uint64_t o = old1 - 1;
+		p->refs[o]--;
+		p->total_refs--;
+		v->mapped--;
+		if (!p->refs[o]) {
+			pool_validity_drop(p, o);
+			*freed1 = old1;
+		}
+	}
+	return 0;
+}
+
+int pool_apply_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set)
+{
+	if (pext >= p->n_ext || !p->refs[pext])
+		return -EUCLEAN;
+	return pool_validity_change(p, pext, g0, n, set);
+}
+
+int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *b, uint16_t len)
+{
+	struct vpool *p = arg;
+	uint64_t freed;
+	switch (type) {
+	case REC_VOL_CREATE: {
+		if (len < VOL_CREATE_FIXED || len != VOL_CREATE_FIXED + b[VOL_CREATE_FIXED - 1])
+			return -EUCLEAN;
+		char serial[34], name[VPOOL_NAME_MAX + 1];
+		uint8_t nl = b[VOL_CREATE_FIXED - 1];
+		if (nl > VPOOL_NAME_MAX)
+			return -EUCLEAN;
+		memcpy(serial, b + 30, 33);
+		serial[33] = 0;
+		memcpy(name, b + VOL_CREATE_FIXED, nl);
+		name[nl] = 0;
+		return pool_apply_vol_create(p, get16(b), name, get64(b + 6), get32(b + 2), b + 14,
+					     serial);
+	}
+	case REC_MAP:
+		if (len != REC_MAP_LEN)
+			return -EUCLEAN;
+		return pool_apply_map(p, get16(b), get64(b + 4), get64(b + 12), get64(b + 20), flags,
+				      &freed);
+	case REC_VALID:
+		if (len != REC_VALID_LEN)
+			return -EUCLEAN;
+		return pool_apply_valid(p, get64(b), get32(b + 8), get32(b + 12), flags & REC_VALID_SET);
+	default:
+		return -EUCLEAN;
+	}
+}
+
+static uint8_t *append(struct vpool *p, uint8_t type, uint8_t flags, uint16_t len)
+{
+	uint8_t *b = vjournal_append(p->j, type, len);
+	if (b)
+		b[-3] = flags; /* the record header's flags byte */
+	return b;
+}
+
+int pool_log_map(struct vpool *p, struct vvol *v, uint64_t vext, uint64_t new1, uint8_t flags)
+{
+	uint64_t old1 = v->map[vext], freed;
+	uint8_t *b = append(p, REC_MAP, flags, REC_MAP_LEN);
+	if (!b)
+		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
+	put16(b, v->idx);
+	put16(b + 2, 0);
+	put64(b + 4, vext);
+	put64(b + 12, old1);
+	put64(b + 20, new1);
+	int rc = pool_apply_map(p, v->idx, vext, old1, new1, flags, &freed);
+	if (rc < 0)
+		return rc;
+	if (freed)
+		rc = pool_free_after(p, freed - 1, vjournal_open_seq(p->j));
+	return rc;
+}
+
+int pool_log_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set)
+{
+	uint8_t *b = append(p, REC_VALID, set ? REC_VALID_SET : 0, REC_VALID_LEN);
+	if (!b)
+		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
+	put64(b, pext);
+	put32(b + 8, g0);
+	put32(b + 12, n);
+	return pool_apply_valid(p, pext, g0, n, set);
+}
+
+int pool_log_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
+			uint32_t block_size, const uint8_t naa[16], const char *serial)
+{
+	size_t nl = strlen(name);
+	if (nl > VPOOL_NAME_MAX)
+		return -EINVAL;
+	uint8_t *b = append(p, REC_VOL_CREATE, 0, (uint16_t)(VOL_CREATE_FIXED + nl));
+	if (!b)
+		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
+	put16(b, idx);
+	put32(b + 2, block_size);
+	put64(b + 6, size);
+	memcpy(b + 14, naa, 16);
+	memset(b + 30, 0, 33);
+	memcpy(b + 30, serial, strnlen(serial, 32));
+	b[VOL_CREATE_FIXED - 1] = (uint8_t)nl;
+	memcpy(b + VOL_CREATE_FIXED, name, nl);
+	return pool_apply_vol_create(p, idx, name, size, block_size, naa, serial);
+}

@@ -1,0 +1,109 @@
+/*
+ * Offline consistency check of a loaded pool (vaai-check, the crash suite).
+ * Independent recount: references are counted from the volume maps into a
+ * fresh array and compared with the refcounts the pool maintains; the free
+ * map, validity bitmaps and space accounting are checked against them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "pool_internal.h"
+
+int vpool_verify(const struct vpool *p, FILE *f)
+{
+	int bad = 0;
+	uint32_t *cnt = calloc(p->n_ext ? p->n_ext : 1, sizeof(uint32_t));
+	if (!cnt)
+		return -ENOMEM;
+	uint64_t total = 0;
+	for (unsigned i = 0; i < p->n_vols; i++) {
+		const struct vvol *v = p->vols[p->order[i]];
+		uint64_t mapped = 0;
+		for (uint64_t e = 0; e < v->n_vext; e++) {
+			uint64_t m = v->map[e];
+			if (!m)
+				continue;
+			if (m > p->n_ext) {
+				fprintf(f, "volume %s: extent %llu maps to %llu, past the pool's %llu extents\n",
+					v->name, (unsigned long long)e, (unsigned long long)(m - 1),
+					(unsigned long long)p->n_ext);
+				bad++;
+				continue;
+			}
+			cnt[m - 1]++;
+			mapped++;
+			total++;
+		}
+		if (mapped != v->mapped) {
+			fprintf(f, "volume %s: mapped count %llu, map holds %llu entries\n", v->name,
+				(unsigned long long)v->mapped, (unsigned long long)mapped);
+			bad++;
+		}
+	}
+	if (total != p->total_refs) {
+		fprintf(f, "pool: total references %llu, maps hold %llu\n",
+			(unsigned long long)p->total_refs, (unsigned long long)total);
+		bad++;
+	}
+	uint64_t n_free = 0;
+	for (uint64_t x = 0; x < p->n_ext; x++) {
+		bool is_free = p->freebits[x / 64] >> (x % 64) & 1;
+		n_free += is_free;
+		if (cnt[x] != p->refs[x] && bad < 100) {
+			fprintf(f, "extent %llu: refcount %u, referenced %u times\n", (unsigned long long)x,
+				p->refs[x], cnt[x]);
+			bad++;
+		}
+		if (is_free && p->refs[x] && bad < 100) {
+			fprintf(f, "extent %llu: in the free map but referenced\n", (unsigned long long)x);
+			bad++;
+		}
+		if (!p->refs[x] && (p->partial[x / 64] >> (x % 64) & 1) && bad < 100) {
+			fprintf(f, "extent %llu: validity bitmap on an unreferenced extent\n",
+				(unsigned long long)x);
+			bad++;
+		}
+		/* When idle (nothing reserved or pending), every unreferenced extent is free. */
+		if (!p->inflight && p->pend_head == p->pend_tail && !p->refs[x] && !is_free &&
+		    bad < 100) {
+			fprintf(f, "extent %llu: unreferenced but not free (leaked)\n",
+				(unsigned long long)x);
+			bad++;
+		}
+	}
+	if (n_free != p->n_free) {
+		fprintf(f, "pool: free count %llu, free map holds %llu\n", (unsigned long long)p->n_free,
+			(unsigned long long)n_free);
+		bad++;
+	}
+	size_t it = 0;
+	uint64_t key;
+	void *val;
+	while (hmap_next(&p->validity, &it, &key, &val)) {
+		const uint64_t *bm = val;
+		if (key >= p->n_ext || !(p->partial[key / 64] >> (key % 64) & 1)) {
+			fprintf(f, "validity bitmap for extent %llu not flagged partial\n",
+				(unsigned long long)key);
+			bad++;
+			continue;
+		}
+		bool full = true;
+		for (uint32_t g = 0; g < p->gran_per_ext; g++)
+			if (!(bm[g / 64] >> (g % 64) & 1))
+				full = false;
+		for (uint32_t g = p->gran_per_ext; g < p->bm_words * 64; g++)
+			if (bm[g / 64] >> (g % 64) & 1) {
+				fprintf(f, "extent %llu: validity bit %u beyond the extent\n",
+					(unsigned long long)key, g);
+				bad++;
+				break;
+			}
+		if (full) {
+			fprintf(f, "extent %llu: complete validity bitmap kept (should be dropped)\n",
+				(unsigned long long)key);
+			bad++;
+		}
+	}
+	free(cnt);
+	return bad;
+}

@@ -4,10 +4,11 @@
  * How this works: one static, sorted table (src/scsi/dispatch.c) lists every
  * command vaaid implements, with its CDB length and CDB usage map (the bit
  * mask REPORT SUPPORTED OPERATION CODES returns, SPC-4 6.35.3). scsi_dispatch()
- * delivers a pending unit attention first (SAM-5 5.14), then finds the entry
- * and calls its handler; an unknown operation code completes with ILLEGAL
- * REQUEST / INVALID COMMAND OPERATION CODE (SPC-4 4.5.6), an unknown service
- * action with INVALID FIELD IN CDB pointing at the service action field.
+ * finds the entry: an unknown operation code completes with ILLEGAL REQUEST /
+ * INVALID COMMAND OPERATION CODE (SPC-4 4.5.6), an unknown service action
+ * with INVALID FIELD IN CDB pointing at the service action field, NACA=1 with
+ * INVALID FIELD IN CDB pointing at the CONTROL byte. Then a pending unit
+ * attention is delivered (SAM-5 5.14) and otherwise the handler is called.
  */
 #ifndef VAAID_DISPATCH_H
 #define VAAID_DISPATCH_H
@@ -21,7 +22,8 @@ struct scsi_opcode_desc {
 	bool has_sa;         /* service action in byte 1 (bits 4..0) or, for 0x7F, bytes 8-9 */
 	uint16_t sa;
 	uint8_t cdb_len;
-	uint8_t usage[16];   /* CDB USAGE DATA: usage[0] is the opcode itself (0xFF) */
+	uint8_t usage[16];   /* CDB USAGE DATA (SPC-4 6.35.3): usage[0] is the operation code
+			      * itself, the service action sits in its field, then the bit map */
 	const char *name;
 	scsi_handler_fn fn;
 };

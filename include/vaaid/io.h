@@ -64,7 +64,8 @@ void vreactor_destroy(struct vreactor *r);
  * Submit what is queued, wait up to timeout_ms (-1 = forever, 0 = don't wait)
  * for at least one completion unless deferred callbacks are pending, then run
  * every available completion's callback. Returns the number of callbacks run,
- * or -errno.
+ * or -errno (-EDEADLK: told to wait forever with nothing in flight and
+ * nothing deferred, i.e. nothing could ever complete).
  */
 int vreactor_run_once(struct vreactor *r, int timeout_ms);
 
@@ -83,6 +84,17 @@ struct io_uring_sqe *vreactor_get_sqe(struct vreactor *r);
 
 /* Operations submitted and not yet completed (for shutdown / tests). */
 unsigned vreactor_inflight(const struct vreactor *r);
+
+/*
+ * Ask the kernel to cancel an operation submitted through this reactor's
+ * io_uring (a poll, a read, ...), found by its vio_op. Returns 0 when the
+ * cancel request was queued, or -errno. If the operation was still pending
+ * its callback then runs with -ECANCELED; if it had already completed (or is
+ * past the point where it can be stopped) its callback runs with its normal
+ * result instead. Either way the callback runs exactly once. Deferred
+ * callbacks (vreactor_defer) cannot be cancelled.
+ */
+int vreactor_cancel(struct vreactor *r, struct vio_op *op);
 
 /* ------------------------------------------------------------ block device */
 #define VBLK_DSYNC 0x1u /* the write is durable when it completes */
@@ -129,6 +141,11 @@ static inline int vblk_allocate(struct vblk *b, uint64_t off, uint64_t len, stru
 {
 	return b->ops->allocate(b, off, len, op);
 }
+/*
+ * Close a device with none of its operations in flight, or after destroying
+ * its reactor (vreactor_destroy never runs callbacks): a reactor that runs on
+ * after the close must not hold completions of the device.
+ */
 static inline void vblk_close(struct vblk *b)
 {
 	if (b)
@@ -178,5 +195,7 @@ bool vblk_crashsim_crashed(const struct vblk *b);
  */
 void vblk_crashsim_power_on(struct vblk *b, struct vreactor *r);
 bool vblk_is_crashsim(const struct vblk *b);
+/* Writes + flushes submitted to the device while powered so far (crash points). */
+uint64_t vblk_crashsim_io_count(const struct vblk *b);
 
 #endif

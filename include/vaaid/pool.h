@@ -56,6 +56,7 @@ struct vpool_stats {
 	uint64_t free;      /* capacity - used */
 	/* internals, for tests and benchmarks */
 	uint64_t journal_commits, journal_records, checkpoints;
+	uint64_t journal_used, journal_size; /* ring bytes since the last checkpoint, ring size */
 };
 
 struct vvol_info {
@@ -94,6 +95,9 @@ void vpool_abandon(struct vpool *p);
 int vpool_checkpoint(struct vpool *p);
 
 void vpool_get_stats(const struct vpool *p, struct vpool_stats *st);
+/* The accounting as JSON (src/pool/stats_json.c); the caller json_object_put()s it. */
+typedef struct json_object json_object;
+json_object *vpool_stats_json(const struct vpool *p);
 struct vblk *vpool_dev(const struct vpool *p);
 
 /* ---- volumes */
@@ -101,9 +105,21 @@ struct vblk *vpool_dev(const struct vpool *p);
 int vpool_volume_create(struct vpool *p, const char *name, uint64_t size, uint32_t block_size,
 			struct vvol **out);
 struct vvol *vpool_volume_find(const struct vpool *p, const char *name);
+/*
+ * Delete a volume: every extent reference dropped (space back to the pool
+ * once the record is durable), the name free again. Durable on return. The
+ * caller guarantees nothing uses the volume (no LUN attached). Control path.
+ */
+int vpool_volume_delete(struct vpool *p, const char *name);
 unsigned vpool_volume_count(const struct vpool *p);
 struct vvol *vpool_volume_at(const struct vpool *p, unsigned i); /* i < count, creation order */
 void vvol_get_info(const struct vvol *v, struct vvol_info *info);
+/*
+ * Grow a volume to size bytes (rounded up to its block size), durable on
+ * return. -EINVAL for a shrink (never done: it would cut data off).
+ * Control path: synchronous, runs the reactor; not from a reactor callback.
+ */
+int vvol_grow(struct vvol *v, uint64_t size);
 struct vpool *vvol_pool(const struct vvol *v);
 
 /* ---- data path (asynchronous; offsets and lengths in bytes, multiples of 512) */
@@ -119,7 +135,52 @@ int vvol_read(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *io
  */
 int vvol_write(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
 	       vvol_cb cb, void *arg);
+/*
+ * Deallocate [off, off+len): extents fully covered are unmapped (their space
+ * returns to the pool once the record is durable), fully covered 4 KiB
+ * granules of other extents stop being valid (they read as zeros), and an
+ * extent left with no valid granule is unmapped too. Partly covered granules
+ * keep their data. cb runs when the change is durable. A shared extent
+ * (refcount > 1, after vvol_share) fully covered loses this volume's
+ * reference; partly covered, it is left unchanged (its data stays readable:
+ * a caller that needs zeros there must write them).
+ */
+int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
+/*
+ * Provisioning status at byte off (read-only, synchronous, never fails for a
+ * valid range): *mapped is true when the byte reads from stored data (its
+ * extent is mapped and its 4 KiB granule valid), false when it reads as zeros
+ * because nothing is stored (deallocated). *run is the length in bytes from
+ * off, at most len, over which that status stays the same (src/pool/lba_status.c).
+ * -EINVAL: off/len not multiples of 512, len 0, or the range outside the volume.
+ */
+int vvol_lba_status(const struct vvol *v, uint64_t off, uint64_t len, uint64_t *run,
+		    bool *mapped);
+/*
+ * Share whole extents: dst [doff, doff+len) becomes the same data as src
+ * [soff, soff+len) without copying (refcounts + 1; a later write to either
+ * side is redirected to a private extent). Offsets and len are multiples of
+ * the pool's extent size and cover whole extents of both volumes; src and
+ * dst may be the same volume (overlap allowed). cb runs when durable.
+ * -EXDEV: different pools; -EINVAL: misaligned or out of range.
+ */
+int vvol_share(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff, uint64_t len,
+	       vvol_cb cb, void *arg);
 /* Completes when every write acknowledged before it is durable (always already true). */
 int vvol_flush(struct vvol *v, vvol_cb cb, void *arg);
+
+/*
+ * ---- benchmarks and tests only (src/pool/bench.c; the daemon never calls it)
+ * Map count virtual extents of v from first_vext on (all must be unmapped) to
+ * freshly reserved physical extents as FULLY VALID without writing any data:
+ * their content is whatever the backing store holds (zeros on a fresh sparse
+ * file). Each mapping is an ordinary MAP record without NEW_EMPTY (what a
+ * clone of a fully written extent logs), group-committed like any other, so
+ * checkpoints and replay see nothing special. order_seed != 0 maps the
+ * extents in a pseudo-random order, so physical extents follow no virtual
+ * order (one map run per extent: the largest checkpoint). Synchronous
+ * (control path, runs the reactor). -EEXIST, -ENOSPC, -EINVAL, -EIO.
+ */
+int vpool_bench_map_full(struct vvol *v, uint64_t first_vext, uint64_t count, uint64_t order_seed);
 
 #endif

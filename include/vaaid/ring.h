@@ -46,21 +46,30 @@ struct tcmu_ring_cmd {
 	size_t data_len;    /* sum of iov lengths */
 };
 
-/* Validate the mailbox (version 2, offsets inside map_size) and start reading at cmd_tail. */
+/*
+ * Validate the mailbox (version 2 with TCMU_MAILBOX_FLAG_CAP_OOOC, ring inside
+ * map_size) and start reading at cmd_tail. -EINVAL, -EPROTONOSUPPORT, -EPROTO.
+ */
 int tcmu_ring_attach(struct tcmu_ring *r, void *map, size_t map_size);
 
 /*
  * Take the next command: 1 with *out filled, 0 when none is pending, -EBADMSG
  * for a malformed entry (the entry is still consumed and *out->cmd_id set so
  * the caller can complete it with an error; out->cdb_len is 0 then).
+ * -EPROTO: the ring cannot be walked (bad cmd_head, an entry length of 0 or
+ * running past cmd_head / the end of the ring, a command entry too short for a
+ * response); nothing is consumed and every call fails the same way until the
+ * kernel resets the ring (then tcmu_ring_resync()). -ENOMEM: nothing consumed.
  */
 int tcmu_ring_next(struct tcmu_ring *r, struct tcmu_ring_cmd *out);
 void tcmu_ring_cmd_release(struct tcmu_ring_cmd *c);
 
 /*
- * Post a completion. read_len < 0: no read length reported (TCMU_UFLAG_READ_LEN
- * not set). Returns 0 or -errno (-ENOSPC if no command entry is pending at
- * cmd_tail, which means more completions than commands).
+ * Post a completion (any taken command, in any order). read_len < 0: no read
+ * length reported (TCMU_UFLAG_READ_LEN not set). sense_len is capped at
+ * TCMU_SENSE_BUFFERSIZE; the rest of the sense buffer is zeroed. Returns 0 or
+ * -errno: -ENOSPC if no command entry is pending at cmd_tail (more completions
+ * than commands), -EPROTO if the ring at cmd_tail cannot be walked.
  */
 int tcmu_ring_complete(struct tcmu_ring *r, uint16_t cmd_id, uint8_t scsi_status,
 		       const uint8_t *sense, size_t sense_len, long read_len);

@@ -72,6 +72,13 @@ enum {
 	ASC_THIN_PROV_SOFT_THRESHOLD = 0x3807,
 	ASC_SPACE_ALLOC_FAILED_WRITE_PROTECT = 0x2707,
 	ASC_LOGICAL_UNIT_NOT_READY_OFFLINE = 0x0412,
+	/* third-party copy (SPC-4 6.4) */
+	ASC_COPY_TARGET_NOT_REACHABLE = 0x0D02,
+	ASC_TOO_MANY_TARGET_DESCRIPTORS = 0x2606,
+	ASC_UNSUPPORTED_TARGET_DESCRIPTOR_TYPE = 0x2607,
+	ASC_TOO_MANY_SEGMENT_DESCRIPTORS = 0x2608,
+	ASC_UNSUPPORTED_SEGMENT_DESCRIPTOR_TYPE = 0x2609,
+	ASC_UNEXPECTED_INEXACT_SEGMENT = 0x260A,
 };
 
 /*
@@ -103,6 +110,23 @@ struct scsi_lun_info {
 
 #define SCSI_UA_MAX 8
 
+/*
+ * Why a copy peer cannot be used (struct scsi_lun.xcopy_peer): no LUN with
+ * that NAA, a LUN of another pool, or a LUN not exported to everyone who
+ * sees the receiving LUN.
+ */
+enum { SCSI_PEER_UNKNOWN = 1, SCSI_PEER_OTHER_POOL, SCSI_PEER_NOT_COVISIBLE };
+
+/* EXTENDED COPY list identifiers held for RECEIVE COPY RESULTS (handlers/xcopy.c). */
+#define SCSI_COPY_HELD 8
+struct scsi_copy_status {
+	bool used;
+	uint8_t list_id;
+	uint8_t status;    /* COPY MANAGER STATUS (SPC-4 6.18.2): 0 in progress, 1 ok, 2 errors */
+	uint16_t segments; /* segments processed */
+	uint64_t bytes;    /* bytes transferred */
+};
+
 /* Per-LUN state owned by the SCSI core. */
 struct scsi_lun {
 	struct scsi_lun_info info;
@@ -113,6 +137,17 @@ struct scsi_lun {
 	uint16_t ua[SCSI_UA_MAX];
 	unsigned n_ua;
 	/* MODE SELECT-able state (SPC-4 7.5): nothing is changeable today. */
+	/*
+	 * Third-party copy. xcopy_peer (set by the transport, may be NULL) finds
+	 * the LUN with designator naa that a copy received by self may use, or
+	 * returns NULL and sets *why (SCSI_PEER_*). NULL hook: only self is
+	 * reachable. vpd_tpc_page: VPD 8Fh builder (see scsi_emul.h), NULL = none.
+	 */
+	struct scsi_lun *(*xcopy_peer)(struct scsi_lun *self, const uint8_t naa[16], int *why);
+	void *peer_arg;
+	size_t (*vpd_tpc_page)(const struct scsi_lun *lun, uint8_t *buf, size_t cap);
+	struct scsi_copy_status copies[SCSI_COPY_HELD]; /* held list ids (handlers/xcopy.c) */
+	unsigned copies_next;
 };
 
 struct scsi_cmd;
@@ -139,7 +174,9 @@ struct scsi_cmd {
 };
 
 /* ---- completion */
-void scsi_cmd_complete(struct scsi_cmd *cmd); /* calls cmd->done exactly once */
+/* Calls cmd->done exactly once: cmd->done is cleared before the call, and a
+ * second completion (done == NULL) fails an assertion. */
+void scsi_cmd_complete(struct scsi_cmd *cmd);
 void scsi_complete_good(struct scsi_cmd *cmd);
 /* CHECK CONDITION with fixed-format sense (SPC-4 4.5.3). */
 void scsi_complete_sense(struct scsi_cmd *cmd, uint8_t key, uint16_t asc_ascq);
@@ -159,6 +196,9 @@ void scsi_set_sense_field(struct scsi_cmd *cmd, uint16_t asc_ascq, bool in_cdb, 
 			  int bit);
 void scsi_complete_invalid_cdb(struct scsi_cmd *cmd, uint16_t byte, int bit);
 void scsi_complete_invalid_param(struct scsi_cmd *cmd, uint16_t byte, int bit);
+/* CHECK CONDITION, ILLEGAL REQUEST, asc_ascq with a field pointer (as scsi_set_sense_field). */
+void scsi_complete_field(struct scsi_cmd *cmd, uint16_t asc_ascq, bool in_cdb, uint16_t byte,
+			 int bit);
 
 /* ---- CDB decoding (SBC-4 4.2.2, 5.x): 6/10/12/16-byte forms */
 static inline uint16_t scsi_get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
@@ -185,8 +225,11 @@ static inline void scsi_put_be64(uint8_t *p, uint64_t v)
 	scsi_put_be32(p + 4, (uint32_t)v);
 }
 
-/* CDB length from the group code of the operation code (SPC-4 4.2.5.1); 0 if unknown. */
+/* CDB length from the group code of the operation code (SPC-4 4.2.5.1); 0 if unknown
+ * (reserved and vendor specific groups, and 7Fh whose length is in byte 7). */
 size_t scsi_cdb_length(uint8_t opcode);
+/* The same, plus 7Fh variable length CDBs: 8 + ADDITIONAL CDB LENGTH (byte 7). */
+size_t scsi_cdb_length_full(const uint8_t *cdb);
 
 /*
  * LBA and TRANSFER LENGTH of READ/WRITE/VERIFY/WRITE AND VERIFY/WRITE SAME
@@ -197,6 +240,7 @@ size_t scsi_cdb_length(uint8_t opcode);
 int scsi_cdb_lba_len(const uint8_t *cdb, uint64_t *lba, uint32_t *nblocks);
 /* Byte offsets of the LBA and TRANSFER LENGTH fields, for field pointers. */
 int scsi_cdb_len_field_offset(uint8_t opcode);
+int scsi_cdb_lba_field_offset(uint8_t opcode);
 
 /* LBA range check (SBC-4 4.5): lba + n <= nblocks without overflow. */
 static inline bool scsi_lba_range_ok(const struct scsi_lun *lun, uint64_t lba, uint64_t n)
@@ -218,5 +262,7 @@ void scsi_lun_post_ua(struct scsi_lun *lun, uint16_t asc_ascq);
  * with CHECK CONDITION / UNIT ATTENTION, clears that UA and returns true.
  */
 bool scsi_lun_report_ua(struct scsi_lun *lun, struct scsi_cmd *cmd);
+/* Take the oldest pending UA (REQUEST SENSE reports it as its sense data). */
+bool scsi_lun_pop_ua(struct scsi_lun *lun, uint16_t *asc_ascq);
 
 #endif

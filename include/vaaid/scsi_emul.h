@@ -20,4 +20,14 @@ void scsi_emul_log_sense(struct scsi_cmd *cmd);          /* 0x4D, SPC-4 6.8 */
 void scsi_emul_report_supported_opcodes(struct scsi_cmd *cmd); /* 0xA3/0x0C, SPC-4 6.35 */
 void scsi_emul_start_stop_unit(struct scsi_cmd *cmd);    /* 0x1B, SBC-4 5.25 */
 
+/*
+ * VPD page 8Fh (Third-party Copy, SPC-4 7.8.17) belongs to the copy manager:
+ * it installs its builder here. The page is listed in VPD 00h and served only
+ * when lun->info.tpc is set and a builder is installed. The builder gets a
+ * zeroed buffer of cap bytes, writes the page from byte 4 on (bytes 0-3, the
+ * header, are filled by INQUIRY) and returns the whole length (<= cap).
+ */
+typedef size_t (*scsi_vpd_page_fn)(const struct scsi_lun *lun, uint8_t *buf, size_t cap);
+extern scsi_vpd_page_fn scsi_vpd_tpc_page;
+
 #endif

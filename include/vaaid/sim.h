@@ -33,7 +33,13 @@ struct simk_result {
 	size_t data_in_len;    /* read_len when reported, else the data-in buffer size */
 };
 
-/* cmdr_size and data_size in bytes (defaults used by vaai-sim: 1 MiB, 64 MiB). */
+/*
+ * cmdr_size and data_size in bytes (defaults used by vaai-sim: 1 MiB, 64 MiB).
+ * cmdr_size is the mailbox + command ring, like the kernel's
+ * cmd_ring_size_mb: rounded up to 4 KiB, the mailbox's cmdr_size is that
+ * minus 128 and the data area starts right after it (page aligned). data_size
+ * is rounded up to 4 KiB blocks.
+ */
 int simk_create(size_t cmdr_size, size_t data_size, struct simk **out);
 void simk_destroy(struct simk *k);
 int simk_map_fd(const struct simk *k);    /* the memfd to mmap (whole size) */
@@ -43,8 +49,12 @@ int simk_doorbell_fd(const struct simk *k); /* engine writes it after completion
 
 /*
  * Queue one command. data_out/out_len: bytes sent to the target (NULL/0 for
- * none); in_len: size of the data-in buffer. Returns 0, -EAGAIN when the ring
- * or data area has no room now (reap first), -E2BIG when it can never fit.
+ * none); in_len: size of the data-in buffer (with both, one buffer of the
+ * larger size, data-out copied in first). cdb_len must be at least the
+ * kernel's scsi_command_size(cdb), which is what gets queued. Returns 0,
+ * -EAGAIN when the ring, the data area or the 65535 command ids have no room
+ * now (reap first), -E2BIG when it can never fit, -EINVAL, -ENOMEM, or
+ * -EPROTO once the engine has broken the ring.
  */
 int simk_submit(struct simk *k, const uint8_t *cdb, size_t cdb_len, const void *data_out,
 		size_t out_len, size_t in_len, uint64_t tag);
@@ -52,9 +62,13 @@ int simk_submit(struct simk *k, const uint8_t *cdb, size_t cdb_len, const void *
 unsigned simk_inflight(const struct simk *k);
 /*
  * Collect completed commands: waits up to timeout_ms (-1 forever) for the
- * doorbell when none is ready; fills up to max results. Returns the count,
- * 0 on timeout, -errno on a protocol violation by the engine (unknown cmd_id,
- * bad entry), which the caller reports.
+ * doorbell when none is ready; fills up to max results. Like the kernel,
+ * completions are only looked at after a doorbell write (a ring whose
+ * cmd_tail moved without one stays unreaped). Returns the count, 0 on
+ * timeout, -errno on a protocol violation by the engine (unknown cmd_id,
+ * second completion, bad cmd_tail, changed entry length, read_len beyond the
+ * data-in buffer): -EPROTO, which the caller reports; the ring then stays
+ * broken (results delivered before the violation are returned first).
  */
 int simk_reap(struct simk *k, struct simk_result *res, unsigned max, int timeout_ms);
 

@@ -14,16 +14,18 @@
  * this too).
  *
  * The asynchronous checkpoint (pool_ckpt_request) quiesces the journal
- * (appends wait, everything appended becomes durable), serializes memory,
- * writes the blob with DSYNC to the area the superblock does not name, then
- * writes a superblock naming it and the journal position, and finally frees
- * the journal ring and resumes appends. Data reads and in-place overwrites
+ * (appends wait, everything appended becomes durable), then serializes
+ * memory through a 1 MiB window, each window written with DSYNC to the area
+ * the superblock does not name (never the whole blob in memory), then writes
+ * a superblock naming it and the journal position, and finally frees the
+ * journal ring and resumes appends. Loading also reads through a window. Data reads and in-place overwrites
  * continue throughout; only metadata changes wait.
  */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "pool_internal.h"
 #include "vaaid/util.h"
@@ -40,6 +42,25 @@ static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
 static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
 static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
+
+/*
+ * Blobs are large (up to ~40 MiB per TiB of pool) and short-lived: they are
+ * mmap'd so that freeing one gives its memory back at once. From malloc, the
+ * first free raises glibc's mmap threshold and every later blob comes from
+ * the heap, where it stays resident after the checkpoint (measured: +24 MiB
+ * RSS per TiB for good; docs/performance.md).
+ */
+uint8_t *pool_blob_alloc(uint64_t len)
+{
+	void *b = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return b == MAP_FAILED ? NULL : b; /* page aligned (>= VBLK_ALIGN) and zeroed */
+}
+
+void pool_blob_free(uint8_t *b, uint64_t len)
+{
+	if (b)
+		munmap(b, len ? len : 1);
+}
 
 uint64_t pool_ckpt_size_for(uint64_t n_ext, uint32_t bm_words)
 {
@@ -62,90 +83,239 @@ static uint64_t count_runs(const struct vvol *v)
 	return n;
 }
 
-int pool_ckpt_serialize(const struct vpool *p, uint8_t **out, uint64_t *len)
+/*
+ * The serializer is resumable: ser_fill() produces the next whole items that
+ * fit, so the asynchronous checkpoint writes the blob through a window of
+ * CKPT_WIN bytes instead of holding all of it (24 MiB per TiB when no two
+ * mapped extents are physically consecutive). This is sound because the
+ * state cannot change while a checkpoint runs: every change is a journal
+ * append, and appends are paused until the superblock is written.
+ */
+enum { SER_HDR, SER_VOLS, SER_REFRUNS, SER_RUNS, SER_PARTIAL, SER_PAD, SER_DONE };
+#define SER_MAX_ITEM (8u + 8u * 64u) /* a partial entry with 16 MiB extents */
+
+struct ckpt_ser {
+	uint64_t n_refruns, n_runs, n_partial;
+	uint64_t total;    /* blob length (VJ_BLOCK multiple) */
+	uint64_t produced; /* bytes produced so far */
+	int section;
+	uint64_t i;        /* volumes: order index; refruns: next extent */
+	unsigned vol;      /* map runs: order index of the volume */
+	uint64_t e;        /* map runs: next virtual extent */
+	size_t it;         /* partial: hmap iterator */
+};
+
+static int ser_init(const struct vpool *p, struct ckpt_ser *s)
 {
-	uint64_t n_refruns = 0, n_runs = 0;
+	memset(s, 0, sizeof(*s));
 	for (uint64_t i = 0; i < p->n_ext; i++)
 		if (i == 0 || p->refs[i] != p->refs[i - 1])
-			n_refruns++;
+			s->n_refruns++;
 	for (unsigned i = 0; i < p->n_vols; i++)
-		n_runs += count_runs(p->vols[p->order[i]]);
-	uint64_t n_partial = p->validity.n;
-	uint64_t raw = CKPT_HDR + (uint64_t)p->n_vols * CKPT_VOL + n_refruns * CKPT_REFRUN +
-		       n_runs * CKPT_RUN + n_partial * (8 + 8ull * p->bm_words);
-	uint64_t sz = vround_up(raw, VJ_BLOCK);
-	if (sz > p->sb.ckpt_size)
-		return -ENOSPC;
-	uint8_t *b = vblk_alloc_buf(sz);
-	if (!b)
-		return -ENOMEM;
-	uint8_t *w = b;
-	put64(w, CKPT_MAGIC);
-	put64(w + 8, p->n_ext);
-	put32(w + 16, p->bm_words);
-	put32(w + 20, p->n_vols);
-	put64(w + 24, n_refruns);
-	put64(w + 32, n_runs);
-	put64(w + 40, n_partial);
-	w += CKPT_HDR;
-	for (unsigned i = 0; i < p->n_vols; i++, w += CKPT_VOL) {
-		const struct vvol *v = p->vols[p->order[i]];
-		put16(w, v->idx);
-		put32(w + 4, v->block_size);
-		put64(w + 8, v->size);
-		memcpy(w + 16, v->naa, 16);
-		memcpy(w + 32, v->serial, 33);
-		w[65] = (uint8_t)strlen(v->name);
-		memcpy(w + 66, v->name, strlen(v->name));
-	}
-	for (uint64_t i = 0; i < p->n_ext;) {
-		uint64_t j = i;
-		while (j < p->n_ext && p->refs[j] == p->refs[i] && j - i < UINT32_MAX)
-			j++;
-		put32(w, (uint32_t)(j - i));
-		put32(w + 4, p->refs[i]);
-		w += CKPT_REFRUN;
-		i = j;
-	}
-	for (unsigned i = 0; i < p->n_vols; i++) {
-		const struct vvol *v = p->vols[p->order[i]];
-		for (uint64_t e = 0; e < v->n_vext;) {
-			if (!v->map[e]) {
-				e++;
-				continue;
+		s->n_runs += count_runs(p->vols[p->order[i]]);
+	s->n_partial = p->validity.n;
+	uint64_t raw = CKPT_HDR + (uint64_t)p->n_vols * CKPT_VOL + s->n_refruns * CKPT_REFRUN +
+		       s->n_runs * CKPT_RUN + s->n_partial * (8 + 8ull * p->bm_words);
+	s->total = vround_up(raw, VJ_BLOCK);
+	return s->total > p->sb.ckpt_size ? -ENOSPC : 0;
+}
+
+/* Write the next whole items into w (at most cap bytes, cap >= SER_MAX_ITEM); returns bytes. */
+static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, size_t cap)
+{
+	size_t n = 0;
+	const size_t part = 8 + 8ull * p->bm_words;
+	while (s->section != SER_DONE) {
+		uint8_t *o = w + n;
+		switch (s->section) {
+		case SER_HDR:
+			if (cap - n < CKPT_HDR)
+				goto full;
+			memset(o, 0, CKPT_HDR);
+			put64(o, CKPT_MAGIC);
+			put64(o + 8, p->n_ext);
+			put32(o + 16, p->bm_words);
+			put32(o + 20, p->n_vols);
+			put64(o + 24, s->n_refruns);
+			put64(o + 32, s->n_runs);
+			put64(o + 40, s->n_partial);
+			n += CKPT_HDR;
+			s->section = SER_VOLS;
+			s->i = 0;
+			break;
+		case SER_VOLS: {
+			if (s->i == p->n_vols) {
+				s->section = SER_REFRUNS;
+				s->i = 0;
+				break;
 			}
-			uint64_t s = e;
-			while (e + 1 < v->n_vext && v->map[e + 1] == v->map[e] + 1 && e + 1 - s < UINT32_MAX)
+			if (cap - n < CKPT_VOL)
+				goto full;
+			const struct vvol *v = p->vols[p->order[s->i++]];
+			memset(o, 0, CKPT_VOL);
+			put16(o, v->idx);
+			put32(o + 4, v->block_size);
+			put64(o + 8, v->size);
+			memcpy(o + 16, v->naa, 16);
+			memcpy(o + 32, v->serial, 33);
+			o[65] = (uint8_t)strlen(v->name);
+			memcpy(o + 66, v->name, strlen(v->name));
+			n += CKPT_VOL;
+			break;
+		}
+		case SER_REFRUNS: {
+			if (s->i == p->n_ext) {
+				s->section = SER_RUNS;
+				s->vol = 0;
+				s->e = 0;
+				break;
+			}
+			if (cap - n < CKPT_REFRUN)
+				goto full;
+			uint64_t i = s->i, j = i;
+			while (j < p->n_ext && p->refs[j] == p->refs[i] && j - i < UINT32_MAX)
+				j++;
+			put32(o, (uint32_t)(j - i));
+			put32(o + 4, p->refs[i]);
+			n += CKPT_REFRUN;
+			s->i = j;
+			break;
+		}
+		case SER_RUNS: {
+			if (s->vol == p->n_vols) {
+				s->section = SER_PARTIAL;
+				s->it = 0;
+				break;
+			}
+			const struct vvol *v = p->vols[p->order[s->vol]];
+			uint64_t e = s->e;
+			while (e < v->n_vext && !v->map[e])
 				e++;
-			put16(w, v->idx);
-			put16(w + 2, 0);
-			put32(w + 4, (uint32_t)(e + 1 - s));
-			put64(w + 8, s);
-			put64(w + 16, v->map[s] - 1);
-			w += CKPT_RUN;
-			e++;
+			s->e = e;
+			if (e == v->n_vext) {
+				s->vol++;
+				s->e = 0;
+				break;
+			}
+			if (cap - n < CKPT_RUN)
+				goto full;
+			uint64_t st = e;
+			while (e + 1 < v->n_vext && v->map[e + 1] == v->map[e] + 1 && e + 1 - st < UINT32_MAX)
+				e++;
+			put16(o, v->idx);
+			put16(o + 2, 0);
+			put32(o + 4, (uint32_t)(e + 1 - st));
+			put64(o + 8, st);
+			put64(o + 16, v->map[st] - 1);
+			n += CKPT_RUN;
+			s->e = e + 1;
+			break;
+		}
+		case SER_PARTIAL: {
+			size_t it = s->it;
+			uint64_t key;
+			void *val;
+			if (!hmap_next(&p->validity, &it, &key, &val)) {
+				s->section = SER_PAD;
+				break;
+			}
+			if (cap - n < part)
+				goto full;
+			s->it = it;
+			put64(o, key);
+			const uint64_t *bm = val;
+			for (uint32_t k = 0; k < p->bm_words; k++)
+				put64(o + 8 + 8 * k, bm[k]);
+			n += part;
+			break;
+		}
+		case SER_PAD: {
+			uint64_t left = s->total - (s->produced + n);
+			size_t z = left < cap - n ? (size_t)left : cap - n;
+			memset(o, 0, z);
+			n += z;
+			if (s->produced + n == s->total)
+				s->section = SER_DONE;
+			else
+				goto full;
+			break;
+		}
 		}
 	}
-	size_t it = 0;
-	uint64_t key;
-	void *val;
-	while (hmap_next(&p->validity, &it, &key, &val)) {
-		put64(w, key);
-		const uint64_t *bm = val;
-		for (uint32_t k = 0; k < p->bm_words; k++)
-			put64(w + 8 + 8 * k, bm[k]);
-		w += 8 + 8ull * p->bm_words;
+full:
+	s->produced += n;
+	return n;
+}
+
+int pool_ckpt_serialize(const struct vpool *p, uint8_t **out, uint64_t *len)
+{
+	struct ckpt_ser s;
+	int rc = ser_init(p, &s);
+	if (rc < 0)
+		return rc;
+	uint8_t *b = pool_blob_alloc(s.total);
+	if (!b)
+		return -ENOMEM;
+	ser_fill(p, &s, b, s.total);
+	if (s.section != SER_DONE) {
+		pool_blob_free(b, s.total);
+		return -EUCLEAN; /* the counts and the items disagree: cannot happen */
 	}
 	*out = b;
-	*len = sz;
+	*len = s.total;
 	return 0;
 }
 
-/* Load into a pool whose geometry (n_ext, bm_words, arrays) is set up and empty. */
-int pool_ckpt_load(struct vpool *p, const uint8_t *b, uint64_t len)
+/*
+ * Loading reads the blob through a window of CKPT_WIN bytes, never whole:
+ * the open's peak memory is the state plus one window, not plus the blob
+ * (24 MiB per TiB when no two mapped extents are physically consecutive).
+ * A first pass checks the CRC, the second parses, so nothing of a damaged
+ * blob is applied.
+ */
+#define CKPT_WIN (1u << 20)
+
+struct ckpt_rd {
+	struct vblk *dev;
+	uint64_t base, len; /* device offset and length of the blob (multiples of VJ_BLOCK) */
+	uint8_t *win;
+	uint64_t wstart, wlen; /* blob bytes [wstart, wstart + wlen) are in win */
+	uint64_t pos;          /* next blob byte to parse */
+	int err;
+};
+
+/* The next n bytes of the blob (n <= CKPT_WIN - VJ_BLOCK), or NULL with r->err set. */
+static const uint8_t *rd_take(struct ckpt_rd *r, uint64_t n)
 {
-	if (len < CKPT_HDR || get64(b) != CKPT_MAGIC || get64(b + 8) != p->n_ext ||
-	    get32(b + 16) != p->bm_words)
+	if (r->err)
+		return NULL;
+	if (n > r->len - r->pos) {
+		r->err = -EUCLEAN;
+		return NULL;
+	}
+	if (r->pos < r->wstart || r->pos + n > r->wstart + r->wlen) {
+		uint64_t from = r->pos & ~(uint64_t)(VJ_BLOCK - 1);
+		uint64_t cnt = r->len - from < CKPT_WIN ? r->len - from : CKPT_WIN;
+		int rc = vblk_pread_sync(r->dev, r->win, cnt, r->base + from);
+		if (rc < 0) {
+			r->err = rc;
+			return NULL;
+		}
+		r->wstart = from;
+		r->wlen = cnt;
+	}
+	const uint8_t *b = r->win + (r->pos - r->wstart);
+	r->pos += n;
+	return b;
+}
+
+static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
+{
+	uint64_t len = rd->len;
+	const uint8_t *b = rd_take(rd, CKPT_HDR);
+	if (!b)
+		return rd->err;
+	if (get64(b) != CKPT_MAGIC || get64(b + 8) != p->n_ext || get32(b + 16) != p->bm_words)
 		return -EUCLEAN;
 	uint64_t n_vols = get32(b + 20), n_refruns = get64(b + 24), n_runs = get64(b + 32),
 		 n_partial = get64(b + 40);
@@ -155,8 +325,10 @@ int pool_ckpt_load(struct vpool *p, const uint8_t *b, uint64_t len)
 			n_partial * (8 + 8ull * p->bm_words);
 	if (need > len)
 		return -EUCLEAN;
-	const uint8_t *r = b + CKPT_HDR;
-	for (uint64_t i = 0; i < n_vols; i++, r += CKPT_VOL) {
+	const uint8_t *r;
+	for (uint64_t i = 0; i < n_vols; i++) {
+		if (!(r = rd_take(rd, CKPT_VOL)))
+			return rd->err;
 		char serial[34], name[VPOOL_NAME_MAX + 1];
 		memcpy(serial, r + 32, 33);
 		serial[33] = 0;
@@ -171,7 +343,9 @@ int pool_ckpt_load(struct vpool *p, const uint8_t *b, uint64_t len)
 			return rc;
 	}
 	uint64_t e = 0;
-	for (uint64_t i = 0; i < n_refruns; i++, r += CKPT_REFRUN) {
+	for (uint64_t i = 0; i < n_refruns; i++) {
+		if (!(r = rd_take(rd, CKPT_REFRUN)))
+			return rd->err;
 		uint64_t cnt = get32(r);
 		uint32_t val = get32(r + 4);
 		if (!cnt || cnt > p->n_ext - e)
@@ -182,7 +356,9 @@ int pool_ckpt_load(struct vpool *p, const uint8_t *b, uint64_t len)
 	if (e != p->n_ext)
 		return -EUCLEAN;
 	/* Map runs: each reference is checked off against the stored refcounts. */
-	for (uint64_t i = 0; i < n_runs; i++, r += CKPT_RUN) {
+	for (uint64_t i = 0; i < n_runs; i++) {
+		if (!(r = rd_take(rd, CKPT_RUN)))
+			return rd->err;
 		uint16_t idx = get16(r);
 		uint64_t cnt = get32(r + 4), vext = get64(r + 8), pext = get64(r + 16);
 		struct vvol *v = idx < VPOOL_MAX_VOLUMES ? p->vols[idx] : NULL;
@@ -209,7 +385,9 @@ int pool_ckpt_load(struct vpool *p, const uint8_t *b, uint64_t len)
 				p->total_refs++;
 			}
 	}
-	for (uint64_t i = 0; i < n_partial; i++, r += 8 + 8ull * p->bm_words) {
+	for (uint64_t i = 0; i < n_partial; i++) {
+		if (!(r = rd_take(rd, 8 + 8ull * p->bm_words)))
+			return rd->err;
 		uint64_t pext = get64(r);
 		if (pext >= p->n_ext || !p->refs[pext] || pool_validity(p, pext))
 			return -EUCLEAN;
@@ -223,6 +401,33 @@ int pool_ckpt_load(struct vpool *p, const uint8_t *b, uint64_t len)
 	return 0;
 }
 
+/* Load into a pool whose geometry (n_ext, bm_words, arrays) is set up and empty. */
+int pool_ckpt_load(struct vpool *p, struct vblk *dev, uint64_t off, uint64_t len, uint32_t crc)
+{
+	if (len % VJ_BLOCK || len < CKPT_HDR)
+		return -EUCLEAN;
+	struct ckpt_rd rd = {.dev = dev, .base = off, .len = len};
+	rd.win = pool_blob_alloc(CKPT_WIN);
+	if (!rd.win)
+		return -ENOMEM;
+	uint32_t c = 0;
+	int rc = 0;
+	for (uint64_t at = 0; at < len && rc == 0; at += CKPT_WIN) {
+		uint64_t cnt = len - at < CKPT_WIN ? len - at : CKPT_WIN;
+		rc = vblk_pread_sync(dev, rd.win, cnt, off + at);
+		if (rc >= 0) {
+			c = vcrc32c(c, rd.win, cnt);
+			rc = 0;
+		}
+	}
+	if (rc == 0 && c != crc)
+		rc = -EUCLEAN;
+	if (rc == 0)
+		rc = ckpt_parse(p, &rd);
+	pool_blob_free(rd.win, CKPT_WIN);
+	return rc;
+}
+
 /* ---- asynchronous checkpoint */
 
 struct ckpt_state {
@@ -231,7 +436,11 @@ struct ckpt_state {
 	int result;
 	unsigned gen_done; /* completed checkpoints */
 	struct vj_waiter qw;
-	uint8_t *blob;
+	struct ckpt_ser ser;
+	uint8_t *win;         /* CKPT_WIN + VJ_BLOCK bytes while a checkpoint is written */
+	uint64_t wfill, wlen; /* bytes in win, bytes of win being written */
+	uint64_t woff;        /* blob offset of win[0] */
+	uint32_t crc;         /* of the blob bytes written so far */
 	uint64_t len;
 	uint8_t *sbbuf;
 	struct vsb newsb;
@@ -248,8 +457,8 @@ static struct ckpt_state *ckpt_get(struct vpool *p)
 static void ckpt_finish(struct vpool *p, int res)
 {
 	struct ckpt_state *c = p->ckpt;
-	free(c->blob);
-	c->blob = NULL;
+	pool_blob_free(c->win, CKPT_WIN + VJ_BLOCK);
+	c->win = NULL;
 	if (res < 0) {
 		p->failed = true;
 	} else {
@@ -275,7 +484,44 @@ static void ckpt_sb_written(void *arg, int res)
 	ckpt_finish(p, res < 0 ? res : 0);
 }
 
-static void ckpt_blob_written(void *arg, int res)
+static void ckpt_blob_written(struct vpool *p)
+{
+	struct ckpt_state *c = p->ckpt;
+	c->newsb = p->sb;
+	c->newsb.ckpt_active = !p->sb.ckpt_active;
+	c->newsb.ckpt_seq = p->sb.ckpt_seq + 1;
+	c->newsb.ckpt_len = c->len;
+	c->newsb.ckpt_crc = c->crc;
+	vjournal_position(p->j, &c->newsb.journal_start, &c->newsb.journal_seq);
+	vio_op_init(&c->op, ckpt_sb_written, p);
+	int rc = vsb_submit(p->dev, &c->newsb, c->sbbuf, &c->op);
+	if (rc < 0)
+		ckpt_finish(p, rc);
+}
+
+static void ckpt_chunk_written(void *arg, int res);
+
+/* Serialize the next window and write its whole 4 KiB blocks (DSYNC) to the inactive area. */
+static void ckpt_write_next(struct vpool *p)
+{
+	struct ckpt_state *c = p->ckpt;
+	c->wfill += ser_fill(p, &c->ser, c->win + c->wfill, CKPT_WIN - c->wfill);
+	/* The blob's length is a VJ_BLOCK multiple: the last window ends on a block. */
+	c->wlen = c->ser.section == SER_DONE ? c->wfill : c->wfill & ~(uint64_t)(VJ_BLOCK - 1);
+	if (!c->wlen) {
+		ckpt_finish(p, -EUCLEAN); /* no progress: cannot happen */
+		return;
+	}
+	c->crc = vcrc32c(c->crc, c->win, c->wlen);
+	vio_op_init(&c->op, ckpt_chunk_written, p);
+	struct iovec iov = {.iov_base = c->win, .iov_len = c->wlen};
+	int rc = vblk_writev(p->dev, &iov, 1, p->sb.ckpt_off[!p->sb.ckpt_active] + c->woff, VBLK_DSYNC,
+			     &c->op);
+	if (rc < 0)
+		ckpt_finish(p, rc);
+}
+
+static void ckpt_chunk_written(void *arg, int res)
 {
 	struct vpool *p = arg;
 	struct ckpt_state *c = p->ckpt;
@@ -283,16 +529,13 @@ static void ckpt_blob_written(void *arg, int res)
 		ckpt_finish(p, res);
 		return;
 	}
-	c->newsb = p->sb;
-	c->newsb.ckpt_active = !p->sb.ckpt_active;
-	c->newsb.ckpt_seq = p->sb.ckpt_seq + 1;
-	c->newsb.ckpt_len = c->len;
-	c->newsb.ckpt_crc = vcrc32c(0, c->blob, c->len);
-	vjournal_position(p->j, &c->newsb.journal_start, &c->newsb.journal_seq);
-	vio_op_init(&c->op, ckpt_sb_written, p);
-	int rc = vsb_submit(p->dev, &c->newsb, c->sbbuf, &c->op);
-	if (rc < 0)
-		ckpt_finish(p, rc);
+	memmove(c->win, c->win + c->wlen, c->wfill - c->wlen);
+	c->wfill -= c->wlen;
+	c->woff += c->wlen;
+	if (c->woff == c->len)
+		ckpt_blob_written(p);
+	else
+		ckpt_write_next(p);
 }
 
 static void ckpt_quiesced(void *arg, int res)
@@ -303,17 +546,20 @@ static void ckpt_quiesced(void *arg, int res)
 		ckpt_finish(p, res);
 		return;
 	}
-	int rc = pool_ckpt_serialize(p, &c->blob, &c->len);
+	int rc = ser_init(p, &c->ser);
 	if (rc < 0) {
 		ckpt_finish(p, rc);
 		return;
 	}
-	uint64_t area = p->sb.ckpt_off[!p->sb.ckpt_active];
-	vio_op_init(&c->op, ckpt_blob_written, p);
-	struct iovec iov = {.iov_base = c->blob, .iov_len = c->len};
-	rc = vblk_writev(p->dev, &iov, 1, area, VBLK_DSYNC, &c->op);
-	if (rc < 0)
-		ckpt_finish(p, rc);
+	c->win = pool_blob_alloc(CKPT_WIN + VJ_BLOCK);
+	if (!c->win) {
+		ckpt_finish(p, -ENOMEM);
+		return;
+	}
+	c->len = c->ser.total;
+	c->wfill = c->wlen = c->woff = 0;
+	c->crc = 0;
+	ckpt_write_next(p);
 }
 
 void pool_ckpt_request(void *owner)
@@ -366,7 +612,7 @@ void pool_ckpt_free(struct vpool *p)
 {
 	if (!p->ckpt)
 		return;
-	free(p->ckpt->blob);
+	pool_blob_free(p->ckpt->win, CKPT_WIN + VJ_BLOCK);
 	free(p->ckpt->sbbuf);
 	free(p->ckpt);
 	p->ckpt = NULL;

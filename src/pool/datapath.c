@@ -14,6 +14,14 @@
  *   ALLOC      unmapped extent: a reserved free extent gets the write (edges
  *              padded with zeros to whole granules), then MAP (new, empty
  *              validity) + VALID records.
+ *   COW        shared extent (refcount > 1, after EXTENDED COPY): redirect-on-
+ *              write. The source extent is read whole (its granules that are
+ *              not valid zeroed in the buffer), the request's bytes laid over
+ *              it, the result written to a reserved free extent, then MAP
+ *              (the source loses one reference) + VALID (all granules).
+ *              Interim design: the copy is done in the foreground; background
+ *              hydration (write only the new granules, read the rest from the
+ *              source until hydrated) is the planned improvement.
  * Locks: READ/ZERO/OVERWRITE take the extent lock shared, the others
  * exclusive; all of a request's extents are locked in ascending order before
  * anything is decided for good. After locking, the classification is redone
@@ -38,7 +46,7 @@
 #define MAX_IOV_PER_OP 1024
 
 enum { OP_READ, OP_WRITE };
-enum { SK_READ, SK_ZERO, SK_OVERWRITE, SK_VALIDATE, SK_ALLOC };
+enum { SK_READ, SK_ZERO, SK_OVERWRITE, SK_VALIDATE, SK_ALLOC, SK_COW };
 
 struct preq;
 
@@ -55,6 +63,8 @@ struct psub {
 	uint8_t mode, kind;
 	bool locked;
 	uint64_t pext;
+	uint64_t src_pext; /* SK_COW: the shared extent */
+	bool cow_written;  /* SK_COW: the merged extent is being written */
 	uint8_t *bounce[2];
 	struct iovec *iov;
 	int niov;
@@ -66,6 +76,7 @@ struct psub {
 };
 
 struct preq {
+	struct pool_req link; /* first: the pool's list of requests in flight */
 	struct vpool *p;
 	struct vvol *v;
 	int op;
@@ -96,6 +107,21 @@ static uint32_t gran_of(uint64_t byte) { return (uint32_t)(byte / VPOOL_GRANULE)
 
 /* ---- completion */
 
+static void req_free(struct preq *rq)
+{
+	for (unsigned i = 0; i < rq->nsub; i++) {
+		free(rq->subs[i].bounce[0]);
+		free(rq->subs[i].bounce[1]);
+	}
+	free(rq->bounce_all);
+	free(rq->subs);
+	free(rq->iov_pool);
+	free(rq->pio_pool);
+	free(rq);
+}
+
+static void req_discard(struct pool_req *r) { req_free((struct preq *)r); }
+
 static void req_finish(struct preq *rq)
 {
 	struct vpool *p = rq->p;
@@ -103,22 +129,15 @@ static void req_finish(struct preq *rq)
 		struct psub *s = &rq->subs[i];
 		if (s->locked)
 			xlock_release(p, pool_lock_key(rq->v->idx, s->vext), s->mode);
-		free(s->bounce[0]);
-		free(s->bounce[1]);
 	}
-	if (rq->bounce_all) {
-		if (rq->op == OP_READ && !rq->err)
-			iov_copy_to(rq->user_iov, rq->user_iovcnt, 0, rq->bounce_all, rq->len);
-		free(rq->bounce_all);
-	}
+	if (rq->bounce_all && rq->op == OP_READ && !rq->err)
+		iov_copy_to(rq->user_iov, rq->user_iovcnt, 0, rq->bounce_all, rq->len);
 	p->inflight--;
+	pool_req_untrack(p, &rq->link);
 	vvol_cb cb = rq->cb;
 	void *arg = rq->arg;
 	int err = rq->err;
-	free(rq->subs);
-	free(rq->iov_pool);
-	free(rq->pio_pool);
-	free(rq);
+	req_free(rq);
 	cb(arg, err);
 }
 
@@ -157,7 +176,7 @@ static uint8_t classify(const struct preq *rq, const struct psub *s)
 		return SK_ALLOC;
 	uint64_t pext = m - 1;
 	if (p->refs[pext] != 1)
-		return SK_VALIDATE; /* shared: refused in issue_write until redirect-on-write exists */
+		return SK_COW; /* shared (EXTENDED COPY): redirect-on-write */
 	if (pool_granules_valid(p, pext, gran_of(s->eoff), gran_of(s->eoff + s->len - 1)))
 		return SK_OVERWRITE;
 	return SK_VALIDATE;
@@ -248,9 +267,40 @@ static uint8_t *granule_bounce(struct preq *rq, struct psub *s, uint32_t g, uint
 	return b;
 }
 
+/* SK_COW, step 1: read the whole shared extent. */
+static int issue_cow_read(struct preq *rq, struct psub *s)
+{
+	struct vpool *p = rq->p;
+	s->src_pext = rq->v->map[s->vext] - 1;
+	s->bounce[0] = vblk_alloc_buf(p->ext);
+	struct iovec *v = iov_take(rq, 1);
+	if (!s->bounce[0] || !v)
+		return -ENOMEM;
+	*v = (struct iovec){.iov_base = s->bounce[0], .iov_len = p->ext};
+	s->iov = v;
+	s->niov = 1;
+	return sub_submit(s, pool_ext_off(p, s->src_pext), false);
+}
+
+/* SK_COW, step 2: zero what the source never had, lay the request over it, write it whole. */
+static int issue_cow_write(struct preq *rq, struct psub *s)
+{
+	struct vpool *p = rq->p;
+	uint8_t *b = s->bounce[0];
+	if (pool_validity(p, s->src_pext))
+		for (uint32_t g = 0; g < p->ext / VPOOL_GRANULE; g++)
+			if (!pool_granule_valid(p, s->src_pext, g))
+				memset(b + (size_t)g * VPOOL_GRANULE, 0, VPOOL_GRANULE);
+	iov_copy_from(rq->iov, rq->iovcnt, s->doff, b + s->eoff, s->len);
+	s->cow_written = true;
+	return sub_submit(s, pool_ext_off(p, s->pext), true);
+}
+
 static int issue_write(struct preq *rq, struct psub *s)
 {
 	struct vpool *p = rq->p;
+	if (s->kind == SK_COW)
+		return issue_cow_read(rq, s);
 	uint32_t end = s->eoff + s->len;
 	uint32_t g0 = gran_of(s->eoff), g1 = gran_of(end - 1);
 	bool head_partial = s->eoff % VPOOL_GRANULE || (g0 == g1 && end % VPOOL_GRANULE);
@@ -258,9 +308,10 @@ static int issue_write(struct preq *rq, struct psub *s)
 	if (s->kind == SK_ALLOC) {
 		/* pext was reserved by the caller */
 	} else {
+		/* SK_OVERWRITE / SK_VALIDATE: a private extent (classified under the lock) */
 		s->pext = rq->v->map[s->vext] - 1;
 		if (p->refs[s->pext] != 1)
-			return -EOPNOTSUPP; /* writes into shared extents: redirect-on-write (XCOPY issue) */
+			return -EIO; /* cannot happen: shared extents are classified SK_COW under the lock */
 	}
 	bool pad_head = s->kind != SK_OVERWRITE && head_partial && !(s->kind == SK_VALIDATE &&
 								 pool_granule_valid(p, s->pext, g0));
@@ -330,7 +381,8 @@ static void sub_log(void *arg, int res)
 		return;
 	}
 	uint32_t g0 = gran_of(s->eoff), g1 = gran_of(s->eoff + s->len - 1);
-	uint16_t need = s->kind == SK_ALLOC ? REC_MAP_LEN + REC_VALID_LEN + 4 : REC_VALID_LEN;
+	bool remap = s->kind == SK_ALLOC || s->kind == SK_COW;
+	uint16_t need = remap ? REC_MAP_LEN + REC_VALID_LEN + 4 : REC_VALID_LEN;
 	if (!vjournal_can_append(p->j, need)) {
 		s->jw.fn = sub_log;
 		s->jw.arg = s;
@@ -338,9 +390,11 @@ static void sub_log(void *arg, int res)
 		return;
 	}
 	int rc = 0;
-	if (s->kind == SK_ALLOC)
+	if (remap)
 		rc = pool_log_map(p, rq->v, s->vext, s->pext + 1, REC_MAP_NEW_EMPTY);
-	if (rc == 0)
+	if (rc == 0 && s->kind == SK_COW) /* written whole: every granule holds real data */
+		rc = pool_log_valid(p, s->pext, 0, (uint32_t)(p->ext / VPOOL_GRANULE), true);
+	else if (rc == 0)
 		rc = pool_log_valid(p, s->pext, g0, g1 - g0 + 1, true);
 	if (rc < 0) {
 		/* The journal refused after admitting (cannot happen) or memory ran out. */
@@ -363,9 +417,17 @@ static void sub_io_done(void *arg, int res)
 	if (--s->io_pending)
 		return;
 	if (s->err) {
-		if (s->kind == SK_ALLOC)
+		if (s->kind == SK_ALLOC || s->kind == SK_COW)
 			pool_unreserve(rq->p, s->pext);
 		sub_done(s, s->err);
+		return;
+	}
+	if (s->kind == SK_COW && !s->cow_written) {
+		int rc = issue_cow_write(rq, s);
+		if (rc < 0) {
+			pool_unreserve(rq->p, s->pext);
+			sub_done(s, rc);
+		}
 		return;
 	}
 	switch (s->kind) {
@@ -422,13 +484,13 @@ static void req_start_io(struct preq *rq)
 	/* Reserve every extent the request allocates, or fail with nothing changed. */
 	unsigned need = 0;
 	for (unsigned i = 0; i < rq->nsub; i++)
-		need += rq->subs[i].kind == SK_ALLOC;
+		need += rq->subs[i].kind == SK_ALLOC || rq->subs[i].kind == SK_COW;
 	if (need > p->n_free) {
 		req_fail(rq, -ENOSPC);
 		return;
 	}
 	for (unsigned i = 0; i < rq->nsub; i++)
-		if (rq->subs[i].kind == SK_ALLOC)
+		if (rq->subs[i].kind == SK_ALLOC || rq->subs[i].kind == SK_COW)
 			pool_reserve(p, &rq->subs[i].pext);
 	rq->subs_pending = rq->nsub;
 	/* Hold one extra count so subs finishing synchronously cannot free rq under us. */
@@ -437,7 +499,7 @@ static void req_start_io(struct preq *rq)
 		struct psub *s = &rq->subs[i];
 		int rc = rq->op == OP_READ ? issue_read(rq, s) : issue_write(rq, s);
 		if (rc < 0) {
-			if (s->kind == SK_ALLOC)
+			if (s->kind == SK_ALLOC || s->kind == SK_COW)
 				pool_unreserve(p, s->pext);
 			sub_done(s, rc);
 		}
@@ -502,6 +564,7 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 	rq->cb = cb;
 	rq->arg = arg;
 	p->inflight++;
+	pool_req_track(p, &rq->link, req_discard);
 	if (!len) {
 		req_fail(rq, 0);
 		return 0;
@@ -510,6 +573,7 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 		rq->bounce_all = vblk_alloc_buf(vround_up(len, VBLK_ALIGN));
 		if (!rq->bounce_all) {
 			p->inflight--;
+			pool_req_untrack(p, &rq->link);
 			free(rq);
 			return -ENOMEM;
 		}
@@ -526,15 +590,13 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 	rq->subs = calloc(rq->nsub, sizeof(*rq->subs));
 	rq->iov_cap = (size_t)rq->iovcnt + 3u * rq->nsub;
 	rq->iov_pool = malloc(rq->iov_cap * sizeof(struct iovec));
-	rq->pio_cap = rq->nsub + rq->iov_cap / MAX_IOV_PER_OP + 1;
+	rq->pio_cap = 2u * rq->nsub + rq->iov_cap / MAX_IOV_PER_OP + 1; /* COW submits twice */
 	rq->pio_pool = malloc(rq->pio_cap * sizeof(struct pio));
 	if (!rq->subs || !rq->iov_pool || !rq->pio_pool) {
 		p->inflight--;
-		free(rq->subs);
-		free(rq->iov_pool);
-		free(rq->pio_pool);
-		free(rq->bounce_all);
-		free(rq);
+		pool_req_untrack(p, &rq->link);
+		rq->nsub = 0;
+		req_free(rq);
 		return -ENOMEM;
 	}
 	size_t doff = 0;
@@ -573,16 +635,21 @@ int vvol_write(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *i
 }
 
 struct flush_req {
+	struct pool_req link;
+	struct vpool *p;
 	struct vio_op op;
 	vvol_cb cb;
 	void *arg;
 };
+
+static void flush_discard(struct pool_req *r) { free(r); }
 
 static void flush_done(void *arg, int res)
 {
 	struct flush_req *f = arg;
 	vvol_cb cb = f->cb;
 	void *a = f->arg;
+	pool_req_untrack(f->p, &f->link);
 	free(f);
 	cb(a, res);
 }
@@ -593,8 +660,10 @@ int vvol_flush(struct vvol *v, vvol_cb cb, void *arg)
 	struct flush_req *f = malloc(sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	f->p = v->pool;
 	f->cb = cb;
 	f->arg = arg;
+	pool_req_track(v->pool, &f->link, flush_discard);
 	vio_op_init(&f->op, flush_done, f);
 	vreactor_defer(v->pool->r, &f->op, v->pool->failed ? -EIO : 0);
 	return 0;

@@ -101,7 +101,7 @@ int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 	sb.ckpt_active = 0;
 	sb.ckpt_len = len;
 	sb.ckpt_crc = vcrc32c(0, blob, len);
-	free(blob);
+	pool_blob_free(blob, len);
 	if (rc < 0)
 		return rc;
 	/* Journal: start at 0, first sequence 1. Both superblock copies written. */
@@ -113,8 +113,34 @@ int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 	return rc;
 }
 
+void pool_req_track(struct vpool *p, struct pool_req *r, void (*discard)(struct pool_req *))
+{
+	r->discard = discard;
+	r->prev = NULL;
+	r->next = p->reqs;
+	if (p->reqs)
+		p->reqs->prev = r;
+	p->reqs = r;
+}
+
+void pool_req_untrack(struct vpool *p, struct pool_req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		p->reqs = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
+}
+
 static void pool_free_mem(struct vpool *p)
 {
+	while (p->reqs) {
+		struct pool_req *r = p->reqs;
+		pool_req_untrack(p, r);
+		r->discard(r);
+	}
 	for (unsigned i = 0; i < VPOOL_MAX_VOLUMES; i++)
 		if (p->vols[i]) {
 			free(p->vols[i]->map);
@@ -143,16 +169,8 @@ static int pool_load(struct vpool *p)
 {
 	if (!p->sb.ckpt_len)
 		return -EUCLEAN;
-	uint8_t *blob = vblk_alloc_buf(p->sb.ckpt_len);
-	if (!blob)
-		return -ENOMEM;
-	int rc = vblk_pread_sync(p->dev, blob, p->sb.ckpt_len, p->sb.ckpt_off[p->sb.ckpt_active]);
-	if (rc >= 0)
-		rc = vcrc32c(0, blob, p->sb.ckpt_len) == p->sb.ckpt_crc ? 0 : -EUCLEAN;
-	if (rc == 0)
-		rc = pool_ckpt_load(p, blob, p->sb.ckpt_len);
-	free(blob);
-	return rc;
+	return pool_ckpt_load(p, p->dev, p->sb.ckpt_off[p->sb.ckpt_active], p->sb.ckpt_len,
+			      p->sb.ckpt_crc);
 }
 
 int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
@@ -265,6 +283,8 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 	st->journal_commits = p->j ? vjournal_commits(p->j) : 0;
 	st->journal_records = p->j ? vjournal_records(p->j) : 0;
 	st->checkpoints = p->checkpoints;
+	st->journal_used = p->j ? vjournal_used(p->j) : 0;
+	st->journal_size = p->sb.journal_size;
 }
 
 struct vblk *vpool_dev(const struct vpool *p) { return p->dev; }
@@ -370,6 +390,75 @@ int vpool_volume_create(struct vpool *p, const char *name, uint64_t size, uint32
 	if (out)
 		*out = p->vols[idx];
 	return 0;
+}
+
+/* Control path: wait for the checkpoint and for journal room, log one record, wait until durable. */
+static int log_sync(struct vpool *p, int (*logfn)(struct vpool *, struct vvol *, uint64_t),
+		    struct vvol *v, uint64_t arg)
+{
+	while (pool_ckpt_busy(p)) { /* a checkpoint may be walking the map we change */
+		int rc = vreactor_run_once(p->r, -1);
+		if (rc < 0)
+			return rc;
+	}
+	while (!vjournal_can_append(p->j, 64)) {
+		if (vjournal_failed(p->j))
+			return -EIO;
+		struct commit_wait cw = {.w = {.fn = commit_wait_done}};
+		cw.w.arg = &cw;
+		vjournal_wait_room(p->j, &cw.w);
+		int rc = vreactor_run_until(p->r, &cw.done);
+		if (rc < 0)
+			return rc;
+	}
+	int rc = logfn(p, v, arg);
+	if (rc < 0)
+		return rc;
+	struct commit_wait cw = {.w = {.fn = commit_wait_done}};
+	cw.w.arg = &cw;
+	vjournal_wait_commit(p->j, &cw.w);
+	rc = vreactor_run_until(p->r, &cw.done);
+	return rc < 0 ? rc : cw.res;
+}
+
+static int log_delete(struct vpool *p, struct vvol *v, uint64_t unused)
+{
+	(void)unused;
+	return pool_log_vol_delete(p, v);
+}
+
+int vpool_volume_delete(struct vpool *p, const char *name)
+{
+	if (p->readonly)
+		return -EROFS;
+	if (p->failed)
+		return -EIO;
+	struct vvol *v = vpool_volume_find(p, name);
+	if (!v)
+		return -ENOENT;
+	while (p->inflight) { /* the caller detached the volume; let stragglers finish */
+		int rc = vreactor_run_once(p->r, -1);
+		if (rc < 0)
+			return rc;
+	}
+	return log_sync(p, log_delete, v, 0);
+}
+
+int vvol_grow(struct vvol *v, uint64_t size)
+{
+	struct vpool *p = v->pool;
+	if (p->readonly)
+		return -EROFS;
+	if (p->failed)
+		return -EIO;
+	size = vround_up(size, v->block_size);
+	if (size < v->size)
+		return -EINVAL; /* shrinking would cut data off: never */
+	if (size == v->size)
+		return 0;
+	if (size / p->ext > (1ull << 40))
+		return -EFBIG;
+	return log_sync(p, pool_log_vol_resize, v, size);
 }
 
 void vvol_get_info(const struct vvol *v, struct vvol_info *info)

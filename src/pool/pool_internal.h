@@ -8,6 +8,10 @@
  *   checkpoint.c  checkpoint blob (serialize / load) and the async checkpoint
  *   extent_lock.c per-(volume, virtual extent) shared/exclusive locks
  *   datapath.c    read and write requests
+ *   dealloc.c     deallocation (unmap extents, clear granules)
+ *   share.c       extent sharing (EXTENDED COPY), the SHARE record
+ *   lba_status.c  provisioning status queries (mapped / deallocated runs)
+ *   bench.c       benchmark/test-only helpers (vpool_bench_map_full)
  */
 #ifndef VAAID_POOL_INTERNAL_H
 #define VAAID_POOL_INTERNAL_H
@@ -24,6 +28,9 @@ enum {
 	REC_VOL_CREATE = 1,
 	REC_MAP = 2,   /* volume map entry change; refcounts follow */
 	REC_VALID = 3, /* set or clear validity of a granule range of a physical extent */
+	REC_VOL_RESIZE = 4, /* a volume grows (never shrinks) */
+	REC_VOL_DELETE = 5, /* a volume and all its references go */
+	REC_SHARE = 6,      /* n map entries of one volume copied to another (refcounts follow) */
 };
 #define REC_MAP_NEW_EMPTY 0x1 /* flags: the new extent starts with no valid granule */
 #define REC_VALID_SET 0x1     /* flags: set (else clear) */
@@ -51,6 +58,17 @@ struct pend_free {
 
 struct ckpt_state;
 
+/*
+ * Every request in flight is on the pool's list, so that vpool_abandon()
+ * (after a simulated power loss, when no callback will ever come) can free it.
+ */
+struct pool_req {
+	struct pool_req *prev, *next;
+	void (*discard)(struct pool_req *r); /* free without completing */
+};
+void pool_req_track(struct vpool *p, struct pool_req *r, void (*discard)(struct pool_req *));
+void pool_req_untrack(struct vpool *p, struct pool_req *r);
+
 struct vpool {
 	struct vblk *dev;
 	struct vreactor *r;
@@ -76,6 +94,7 @@ struct vpool {
 	struct ckpt_state *ckpt;
 	uint64_t checkpoints;
 	unsigned inflight; /* data requests in flight */
+	struct pool_req *reqs; /* the requests in flight */
 	bool replaying;
 	bool failed;
 	bool readonly;
@@ -104,6 +123,8 @@ bool pool_granule_valid(const struct vpool *p, uint64_t pext, uint32_t g);
 int pool_validity_set_empty(struct vpool *p, uint64_t pext);
 int pool_validity_change(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set);
 void pool_validity_drop(struct vpool *p, uint64_t pext);
+/* Is any granule of [g0, g1) valid? */
+bool pool_any_valid(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1);
 
 /* records.c: apply (memory only) */
 int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
@@ -118,12 +139,26 @@ int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *pa
 #define REC_VALID_LEN 16
 int pool_log_map(struct vpool *p, struct vvol *v, uint64_t vext, uint64_t new1, uint8_t flags);
 int pool_log_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set);
+int pool_apply_vol_resize(struct vpool *p, uint16_t idx, uint64_t size);
+int pool_log_vol_resize(struct vpool *p, struct vvol *v, uint64_t size);
+/* live: freed extents are queued with pool_free_after(seq); replay: simply free. */
+int pool_apply_vol_delete(struct vpool *p, uint16_t idx, bool live, uint64_t seq);
+int pool_log_vol_delete(struct vpool *p, struct vvol *v);
+#define REC_SHARE_LEN 28
+/* share.c: live, freed extents are queued with pool_free_after(seq); replay: simply free. */
+int pool_apply_share(struct vpool *p, uint16_t sidx, uint16_t didx, uint64_t svext,
+		     uint64_t dvext, uint64_t n, bool live, uint64_t seq);
+int pool_log_share(struct vpool *p, struct vvol *src, struct vvol *dst, uint64_t svext,
+		   uint64_t dvext, uint64_t n);
 int pool_log_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
 			uint32_t block_size, const uint8_t naa[16], const char *serial);
 
 /* checkpoint.c */
+uint8_t *pool_blob_alloc(uint64_t len); /* checkpoint blobs: mmap'd, aligned, zeroed */
+void pool_blob_free(uint8_t *b, uint64_t len);
 uint64_t pool_ckpt_size_for(uint64_t n_ext, uint32_t bm_words);
-int pool_ckpt_load(struct vpool *p, const uint8_t *blob, uint64_t len);
+/* Read (through a 1 MiB window), check the crc, and load the blob at dev offset off. */
+int pool_ckpt_load(struct vpool *p, struct vblk *dev, uint64_t off, uint64_t len, uint32_t crc);
 int pool_ckpt_serialize(const struct vpool *p, uint8_t **out, uint64_t *len);
 void pool_ckpt_request(void *owner);              /* journal callback: start async */
 int pool_ckpt_sync(struct vpool *p);              /* start (or join) and wait */

@@ -15,6 +15,9 @@
  *   VOL_CREATE: idx u16, block_size u32, size u64, naa[16], serial[33], name_len u8, name
  *   MAP:        idx u16, pad u16, vext u64, old pext+1 u64, new pext+1 u64   (flags: NEW_EMPTY)
  *   VALID:      pext u64, first granule u32, count u32                     (flags: SET)
+ *   VOL_RESIZE: idx u16, pad u16, new size u64 (grow only)
+ *   VOL_DELETE: idx u16 (every map entry dropped, refcounts follow, slot freed)
+ *   SHARE:      src idx u16, dst idx u16, src vext u64, dst vext u64, count u64
  */
 #include <endian.h>
 #include <errno.h>
@@ -62,6 +65,93 @@ int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint6
 	p->vols[idx] = v;
 	p->order[p->n_vols++] = idx;
 	return 0;
+}
+
+#define REC_VOL_RESIZE_LEN 12
+
+static uint8_t *append(struct vpool *p, uint8_t type, uint8_t flags, uint16_t len);
+
+int pool_apply_vol_resize(struct vpool *p, uint16_t idx, uint64_t size)
+{
+	if (idx >= VPOOL_MAX_VOLUMES || !p->vols[idx])
+		return -EUCLEAN;
+	struct vvol *v = p->vols[idx];
+	if (size < v->size || size % v->block_size)
+		return -EUCLEAN;
+	uint64_t n = (size + p->ext - 1) / p->ext;
+	if (n > v->n_vext) {
+		uint64_t *m = realloc(v->map, n * sizeof(uint64_t));
+		if (!m)
+			return -ENOMEM;
+		memset(m + v->n_vext, 0, (n - v->n_vext) * sizeof(uint64_t));
+		v->map = m;
+		v->n_vext = n;
+	}
+	v->size = size;
+	return 0;
+}
+
+int pool_log_vol_resize(struct vpool *p, struct vvol *v, uint64_t size)
+{
+	uint8_t *b = append(p, REC_VOL_RESIZE, 0, REC_VOL_RESIZE_LEN);
+	if (!b)
+		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
+	put16(b, v->idx);
+	put16(b + 2, 0);
+	put64(b + 4, size);
+	return pool_apply_vol_resize(p, v->idx, size);
+}
+
+#define REC_VOL_DELETE_LEN 2
+
+int pool_apply_vol_delete(struct vpool *p, uint16_t idx, bool live, uint64_t seq)
+{
+	if (idx >= VPOOL_MAX_VOLUMES || !p->vols[idx])
+		return -EUCLEAN;
+	struct vvol *v = p->vols[idx];
+	for (uint64_t e = 0; e < v->n_vext; e++) {
+		if (!v->map[e])
+			continue;
+		uint64_t freed;
+		int rc = pool_apply_map(p, idx, e, v->map[e], 0, 0, &freed);
+		if (rc == 0 && freed && live)
+			rc = pool_free_after(p, freed - 1, seq);
+		if (rc < 0)
+			return rc;
+	}
+	unsigned n = 0;
+	for (unsigned i = 0; i < p->n_vols; i++)
+		if (p->order[i] != idx)
+			p->order[n++] = p->order[i];
+	p->n_vols = n;
+	p->vols[idx] = NULL;
+	free(v->map);
+	free(v);
+	return 0;
+}
+
+int pool_log_vol_delete(struct vpool *p, struct vvol *v)
+{
+	uint8_t *b = append(p, REC_VOL_DELETE, 0, REC_VOL_DELETE_LEN);
+	if (!b)
+		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
+	put16(b, v->idx);
+	return pool_apply_vol_delete(p, v->idx, true, vjournal_open_seq(p->j));
+}
+
+int pool_log_share(struct vpool *p, struct vvol *src, struct vvol *dst, uint64_t svext,
+		   uint64_t dvext, uint64_t n)
+{
+	uint8_t *b = append(p, REC_SHARE, 0, REC_SHARE_LEN);
+	if (!b)
+		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
+	put16(b, src->idx);
+	put16(b + 2, dst->idx);
+	put64(b + 4, svext);
+	put64(b + 12, dvext);
+	put64(b + 20, n);
+	return pool_apply_share(p, src->idx, dst->idx, svext, dvext, n, true,
+				vjournal_open_seq(p->j));
 }
 
 int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, uint64_t new1,
@@ -137,6 +227,19 @@ int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *b,
 		if (len != REC_VALID_LEN)
 			return -EUCLEAN;
 		return pool_apply_valid(p, get64(b), get32(b + 8), get32(b + 12), flags & REC_VALID_SET);
+	case REC_SHARE:
+		if (len != REC_SHARE_LEN)
+			return -EUCLEAN;
+		return pool_apply_share(p, get16(b), get16(b + 2), get64(b + 4), get64(b + 12),
+					get64(b + 20), false, 0);
+	case REC_VOL_DELETE:
+		if (len != REC_VOL_DELETE_LEN)
+			return -EUCLEAN;
+		return pool_apply_vol_delete(p, get16(b), false, 0);
+	case REC_VOL_RESIZE:
+		if (len != REC_VOL_RESIZE_LEN)
+			return -EUCLEAN;
+		return pool_apply_vol_resize(p, get16(b), get64(b + 4));
 	default:
 		return -EUCLEAN;
 	}

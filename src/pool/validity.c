@@ -104,3 +104,14 @@ int pool_validity_change(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n
 	}
 	return 0;
 }
+
+bool pool_any_valid(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1)
+{
+	const uint64_t *bm = pool_validity(p, pext);
+	if (!bm)
+		return g0 < g1;
+	for (uint32_t g = g0; g < g1; g++)
+		if (bm[g / 64] >> (g % 64) & 1)
+			return true;
+	return false;
+}

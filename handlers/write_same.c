@@ -1,0 +1,218 @@
+/*
+ * WRITE SAME (10) (41h, SBC-4 5.48) and WRITE SAME (16) (93h, SBC-4 5.49).
+ *
+ * How this works: after the CDB checks, the one-block data-out (or, with
+ * NDOB=1 in the 16-byte form, an implied block of zeros) decides the path:
+ *   - zeros (UNMAP bit set or not): the blocks are deallocated, which is
+ *     allowed because deallocated blocks read as zeros (LBPRZ=1, SBC-4
+ *     4.7.3.5) and is what the arrays ESXi is used to do. Fully covered
+ *     4 KiB granules/extents go through vvol_deallocate() -- nothing written,
+ *     nothing allocated; the partly covered granule at either end (512-byte
+ *     volumes only) holds its neighbours' data, so zeros are written into
+ *     exactly the LBAs of the range there, and only if that granule holds
+ *     data at all (a deallocated granule already reads zeros).
+ *   - any other pattern (UNMAP bit or not: SBC-4 5.49 lets the device write
+ *     instead of unmapping): written for real through vvol_write() in one
+ *     request whose iovec repeats one buffer of at most WS_CHUNK bytes filled
+ *     with the replicated block.
+ * The parts run concurrently; the command completes, with the first error,
+ * when all of them are durable (the pool's callbacks run only then).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handler_util.h"
+#include "vaaid/handlers.h"
+#include "vaaid/io.h"
+#include "vaaid/pool.h"
+
+#define WS_CHUNK (1u << 20)
+
+struct ws_ctx {
+	struct scsi_cmd *cmd;
+	unsigned pending;
+	int err;
+	uint8_t *buf;
+	struct iovec *iov;
+	struct iovec ziov[2]; /* the partial granules' zeros (the pool keeps the iovec) */
+	unsigned nziov;
+};
+
+static void ws_put(struct ws_ctx *w)
+{
+	if (--w->pending)
+		return;
+	struct scsi_cmd *cmd = w->cmd;
+	int err = w->err;
+	free(w->buf);
+	free(w->iov);
+	free(w);
+	handler_complete_pool_result(cmd, err, true);
+}
+
+static void ws_done(void *arg, int res)
+{
+	struct ws_ctx *w = arg;
+	if (res < 0 && !w->err)
+		w->err = res;
+	ws_put(w);
+}
+
+static void ws_started(struct ws_ctx *w, int rc)
+{
+	if (rc < 0) { /* the pool refused at once: its callback will not run */
+		if (!w->err)
+			w->err = rc;
+		w->pending--;
+	}
+}
+
+static bool all_zero(const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+/* Zeros into [off, off+len) (inside one granule), only if it holds data. */
+static void ws_zero_partial(struct ws_ctx *w, uint64_t off, uint64_t len)
+{
+	struct vvol *v = w->cmd->lun->vol;
+	uint64_t run;
+	bool mapped;
+	int rc = vvol_lba_status(v, off, len, &run, &mapped);
+	if (rc < 0) {
+		w->err = w->err ? w->err : rc;
+		return;
+	}
+	if (!mapped)
+		return; /* deallocated: reads zeros already, and nothing gets allocated */
+	if (!w->buf) {
+		w->buf = vblk_alloc_buf(VPOOL_GRANULE); /* zeroed */
+		if (!w->buf) {
+			w->err = w->err ? w->err : -ENOMEM;
+			return;
+		}
+	}
+	struct iovec *iov = &w->ziov[w->nziov++];
+	*iov = (struct iovec){.iov_base = w->buf, .iov_len = len};
+	w->pending++;
+	ws_started(w, vvol_write(v, off, len, iov, 1, ws_done, w));
+}
+
+static void ws_zero(struct ws_ctx *w, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len;
+	uint64_t ga = (off + VPOOL_GRANULE - 1) / VPOOL_GRANULE * VPOOL_GRANULE;
+	uint64_t gb = end / VPOOL_GRANULE * VPOOL_GRANULE;
+	if (ga > gb) { /* the whole range inside one granule */
+		ws_zero_partial(w, off, len);
+		return;
+	}
+	if (off < ga)
+		ws_zero_partial(w, off, ga - off);
+	if (gb < end)
+		ws_zero_partial(w, gb, end - gb);
+	if (ga < gb && !w->err) {
+		w->pending++;
+		ws_started(w, vvol_deallocate(w->cmd->lun->vol, ga, gb - ga, ws_done, w));
+	}
+}
+
+static void ws_pattern(struct ws_ctx *w, const uint8_t *block, uint32_t bs, uint64_t off,
+		       uint64_t len)
+{
+	size_t chunk = len < WS_CHUNK ? (size_t)len : WS_CHUNK; /* a multiple of bs */
+	size_t niov = (size_t)((len + chunk - 1) / chunk);
+	w->buf = vblk_alloc_buf(chunk);
+	w->iov = calloc(niov, sizeof(*w->iov));
+	if (!w->buf || !w->iov) {
+		w->err = -ENOMEM;
+		return;
+	}
+	for (size_t o = 0; o < chunk; o += bs)
+		memcpy(w->buf + o, block, bs);
+	for (size_t i = 0; i < niov; i++) {
+		uint64_t left = len - (uint64_t)i * chunk;
+		w->iov[i] = (struct iovec){.iov_base = w->buf, .iov_len = left < chunk ? left : chunk};
+	}
+	w->pending++;
+	ws_started(w, vvol_write(w->cmd->lun->vol, off, len, w->iov, (int)niov, ws_done, w));
+}
+
+void handler_write_same(struct scsi_cmd *cmd)
+{
+	const uint8_t *cdb = cmd->cdb;
+	const struct scsi_lun_info *in = &cmd->lun->info;
+	bool ws16 = cdb[0] == 0x93;
+	uint64_t lba;
+	uint32_t n;
+	if (scsi_cdb_lba_len(cdb, &lba, &n) < 0) {
+		scsi_complete_sense(cmd, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
+		return;
+	}
+	uint16_t len_field = (uint16_t)scsi_cdb_len_field_offset(cdb[0]);
+	/* SBC-4 4.22.2: no protection information -> WRPROTECT must be 0 (INVALID FIELD IN CDB). */
+	if (cdb[1] & 0xE0) {
+		scsi_complete_invalid_cdb(cmd, 1, 7);
+		return;
+	}
+	/* SBC-4 5.48/5.49: ANCHOR=1 with ANC_SUP=0 in VPD B2 -> INVALID FIELD IN CDB. */
+	if ((cdb[1] & 0x10) && !in->anc_sup) {
+		scsi_complete_invalid_cdb(cmd, 1, 4);
+		return;
+	}
+	/* PBDATA / LBDATA (obsolete in SBC-4, SBC-3 5.41): block-address patterns are not
+	 * supported -> INVALID FIELD IN CDB, as LIO does. */
+	if (cdb[1] & 0x06) {
+		scsi_complete_invalid_cdb(cmd, 1, (cdb[1] & 0x04) ? 2 : 1);
+		return;
+	}
+	/* SBC-4 5.48/5.49 with VPD B0 WSNZ=1 (SBC-4 6.6.4): NUMBER OF LOGICAL BLOCKS 0
+	 * ("to the end of the medium") is refused with INVALID FIELD IN CDB. */
+	if (!n) {
+		scsi_complete_invalid_cdb(cmd, len_field, -1);
+		return;
+	}
+	/* SBC-4 5.48/5.49: more than MAXIMUM WRITE SAME LENGTH -> INVALID FIELD IN CDB. */
+	if (in->max_write_same_len && n > in->max_write_same_len) {
+		scsi_complete_invalid_cdb(cmd, len_field, -1);
+		return;
+	}
+	/* SBC-4 4.5: the range past the capacity -> LOGICAL BLOCK ADDRESS OUT OF RANGE. */
+	if (!scsi_lba_range_ok(cmd->lun, lba, n)) {
+		scsi_complete_sense(cmd, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+		return;
+	}
+	/* SBC-4 5.49: NDOB=1 -> no data-out buffer, the block is zeros. Otherwise exactly
+	 * one logical block of data-out (anything else: 0Eh/03h, as for WRITE). */
+	bool ndob = ws16 && (cdb[1] & 0x01);
+	uint32_t bs = in->block_size;
+	if (!handler_check_data_out(cmd, ndob ? 0 : bs))
+		return;
+	uint8_t block[4096];
+	if (bs > sizeof(block)) {
+		scsi_complete_sense(cmd, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+		return;
+	}
+	memset(block, 0, bs);
+	if (!ndob && scsi_copy_from_data_out(cmd, 0, block, bs) != bs) {
+		scsi_complete_sense(cmd, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+		return;
+	}
+	struct ws_ctx *w = calloc(1, sizeof(*w));
+	if (!w) {
+		scsi_complete_sense(cmd, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+		return;
+	}
+	w->cmd = cmd;
+	w->pending = 1; /* held until every part is started */
+	uint64_t off = lba * bs, len = (uint64_t)n * bs;
+	if (all_zero(block, bs))
+		ws_zero(w, off, len);
+	else
+		ws_pattern(w, block, bs, off, len);
+	ws_put(w);
+}

@@ -1,0 +1,556 @@
+/*
+ * EXTENDED COPY(LID1) (83h/00h, SPC-4 6.4), RECEIVE COPY RESULTS (84h,
+ * SPC-4 6.18: COPY STATUS 00h, OPERATING PARAMETERS 03h) and the
+ * Third-party Copy VPD page (8Fh, SPC-4 7.8.17): the copy manager.
+ *
+ * How this file works: xcopy_parse() checks the whole parameter list before
+ * anything is done, in the order SPC-4 6.4 implies and ESXi expects:
+ * list lengths (PARAMETER LIST LENGTH ERROR), then the CSCD count, the
+ * segment count, unsupported CSCD and segment descriptor types, then every
+ * other field (ILLEGAL REQUEST, INVALID FIELD IN PARAMETER LIST with a field
+ * pointer). Only identification CSCD descriptors (E4h, a 16-byte NAA LU
+ * designator) and block -> block segment descriptors (02h) are supported.
+ * Then the segments run one after the other (xc_seg_start): both CSCDs are
+ * resolved to LUNs -- the receiving LUN by its own NAA, any other through the
+ * transport's lun->xcopy_peer hook (which applies the pool and co-visibility
+ * rules) -- and checked (DISK BLOCK LENGTH, range); a failure there is COPY
+ * ABORTED with the segment number in the COMMAND-SPECIFIC INFORMATION field
+ * (SPC-4 6.4.1). A segment's bytes are split into an unaligned head, an
+ * extent-aligned middle and a tail: when source and destination offsets are
+ * congruent modulo the pool extent, the middle is shared (vvol_share, no data
+ * moved) and head/tail are copied through a 1 MiB buffer (vvol_read +
+ * vvol_write); otherwise (or for overlapping ranges of one volume, copied in
+ * the safe direction) every byte is copied. Every step completes only when
+ * durable, so GOOD means the copy is durable.
+ *
+ * List identifiers of copies with LIST ID USAGE 00b/10b are kept in
+ * lun->copies (the last SCSI_COPY_HELD) for COPY STATUS.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handler_util.h"
+#include "vaaid/handlers.h"
+#include "vaaid/pool.h"
+
+#define XC_HDR 16u
+#define XC_CSCD_LEN 32u
+#define XC_SEG02_LEN 28u
+#define XC_BUF (1u << 20)
+
+struct xc_seg {
+	uint16_t src, dst; /* CSCD indexes */
+	bool dc;
+	uint32_t nblocks;
+	uint64_t slba, dlba;
+};
+
+struct xcopy {
+	struct scsi_cmd *cmd;
+	struct scsi_copy_status *held; /* NULL: LIST ID USAGE 11b */
+	uint8_t cscd[XCOPY_MAX_CSCD][XC_CSCD_LEN];
+	unsigned ncscd, nseg, cur;
+	struct xc_seg seg[XCOPY_MAX_SEGMENTS];
+	/* the running segment */
+	struct vvol *sv, *dv;
+	uint64_t cp_soff, cp_doff, cp_left; /* byte copy in progress */
+	bool cp_backward;
+	uint64_t chunk;
+	int phase;
+	uint64_t sh_soff, sh_doff, sh_len;   /* shared middle */
+	uint64_t tl_soff, tl_doff, tl_len;   /* tail */
+	uint64_t bytes;                      /* transferred, for COPY STATUS */
+	uint8_t *buf;
+	struct iovec iov;
+};
+
+enum { PH_HEAD, PH_SHARE, PH_TAIL };
+
+/* ---- parameter list checks */
+
+struct xc_err {
+	uint16_t asc;
+	int field; /* parameter list byte for the field pointer, -1 none */
+};
+
+static int xc_fail(struct xc_err *e, uint16_t asc, int field)
+{
+	e->asc = asc;
+	e->field = field;
+	return -1;
+}
+
+/*
+ * SPC-4 6.4.3 parameter list header: byte 0 LIST IDENTIFIER, byte 1 STR (bit 5),
+ * LIST ID USAGE (bits 4-3), PRIORITY (bits 2-0); bytes 2-3 CSCD DESCRIPTOR LIST
+ * LENGTH; 8-11 SEGMENT DESCRIPTOR LIST LENGTH; 12-15 INLINE DATA LENGTH.
+ */
+static int xcopy_parse(struct xcopy *x, const uint8_t *b, size_t len, struct xc_err *e)
+{
+	/* SPC-4 6.4.3: the list must hold its header and everything the lengths announce;
+	 * descriptor lists over MAXIMUM DESCRIPTOR LIST LENGTH -> PARAMETER LIST LENGTH ERROR. */
+	if (len < XC_HDR)
+		return xc_fail(e, ASC_PARAM_LIST_LENGTH_ERROR, -1);
+	uint32_t cl = scsi_get_be16(b + 2), sl = scsi_get_be32(b + 8), il = scsi_get_be32(b + 12);
+	if ((uint64_t)cl + sl > XCOPY_MAX_DESC_LIST ||
+	    (uint64_t)XC_HDR + cl + sl + il > len)
+		return xc_fail(e, ASC_PARAM_LIST_LENGTH_ERROR, -1);
+	/* SPC-4 6.4.3: more CSCD descriptors than MAXIMUM CSCD DESCRIPTOR COUNT ->
+	 * TOO MANY TARGET DESCRIPTORS (every CSCD descriptor type is 32 bytes here). */
+	unsigned nc = (cl + XC_CSCD_LEN - 1) / XC_CSCD_LEN;
+	if (nc > XCOPY_MAX_CSCD)
+		return xc_fail(e, ASC_TOO_MANY_TARGET_DESCRIPTORS, 2);
+	/* Count the segment descriptors (DESCRIPTOR LENGTH at bytes 2-3 of each). */
+	const uint8_t *sd = b + XC_HDR + cl;
+	unsigned ns = 0;
+	for (uint32_t off = 0; off < sl; ns++) {
+		if (sl - off < 4)
+			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, (int)(XC_HDR + cl + off));
+		uint32_t dl = 4u + scsi_get_be16(sd + off + 2);
+		/* SPC-4 6.4.3: more than MAXIMUM SEGMENT DESCRIPTOR COUNT -> TOO MANY SEGMENT DESCRIPTORS */
+		if (ns + 1 > XCOPY_MAX_SEGMENTS)
+			return xc_fail(e, ASC_TOO_MANY_SEGMENT_DESCRIPTORS, 8);
+		/* a descriptor running past SEGMENT DESCRIPTOR LIST LENGTH */
+		if (dl > sl - off)
+			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, (int)(XC_HDR + cl + off + 2));
+		off += dl;
+	}
+	/* SPC-4 6.4.5.1: unsupported CSCD descriptor type -> UNSUPPORTED TARGET DESCRIPTOR TYPE CODE. */
+	for (unsigned i = 0; i < nc; i++)
+		if (b[XC_HDR + i * XC_CSCD_LEN] != 0xE4)
+			return xc_fail(e, ASC_UNSUPPORTED_TARGET_DESCRIPTOR_TYPE,
+				       (int)(XC_HDR + i * XC_CSCD_LEN));
+	/* SPC-4 6.4.6.1: unsupported segment descriptor type -> UNSUPPORTED SEGMENT DESCRIPTOR TYPE CODE. */
+	for (uint32_t off = 0; off < sl; off += 4 + scsi_get_be16(sd + off + 2))
+		if (sd[off] != 0x02)
+			return xc_fail(e, ASC_UNSUPPORTED_SEGMENT_DESCRIPTOR_TYPE, (int)(XC_HDR + cl + off));
+	/* SPC-4 6.4.3 Table 105 LIST ID USAGE: 01b reserved; 11b: LIST IDENTIFIER shall be 0. */
+	uint8_t usage = (b[1] >> 3) & 3;
+	if (usage == 1)
+		return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, 1);
+	if (usage == 3 && b[0])
+		return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, 0);
+	/* SPC-4 6.4.3: MAXIMUM INLINE DATA LENGTH is 0. */
+	if (il)
+		return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, 12);
+	if (cl % XC_CSCD_LEN)
+		return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, 2);
+	for (unsigned i = 0; i < nc; i++) {
+		const uint8_t *d = b + XC_HDR + i * XC_CSCD_LEN;
+		int base = (int)(XC_HDR + i * XC_CSCD_LEN);
+		/* SPC-4 6.4.5.5 identification descriptor: PERIPHERAL DEVICE TYPE 00h (block),
+		 * NUL=0; designator (SPC-4 7.8.6.1): CODE SET 1 (binary), ASSOCIATION 00b (LU),
+		 * DESIGNATOR TYPE 3 (NAA), DESIGNATOR LENGTH 16. */
+		if ((d[1] & 0x1F) != 0x00 || (d[1] & 0x20))
+			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, base + 1);
+		if ((d[4] & 0x0F) != 0x01)
+			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, base + 4);
+		if ((d[5] & 0x30) != 0x00 || (d[5] & 0x0F) != 0x03)
+			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, base + 5);
+		if (d[7] != 16)
+			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, base + 7);
+		memcpy(x->cscd[i], d, XC_CSCD_LEN);
+	}
+	x->ncscd = nc;
+	unsigned k = 0;
+	for (uint32_t off = 0; off < sl; off += XC_SEG02_LEN, k++) {
+		const uint8_t *d = sd + off;
+		int base = (int)(XC_HDR + cl + off);
+		/* SPC-4 6.4.6.5 block device to block device: DESCRIPTOR LENGTH 0018h. */
+		if (scsi_get_be16(d + 2) != XC_SEG02_LEN - 4)
+			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, base + 2);
+		struct xc_seg *s = &x->seg[k];
+		s->src = scsi_get_be16(d + 4);
+		s->dst = scsi_get_be16(d + 6);
+		/* A CSCD DESCRIPTOR ID must name a descriptor of the list (SPC-4 6.4.6.1). */
+		if (s->src >= nc)
+			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, base + 4);
+		if (s->dst >= nc)
+			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, base + 6);
+		s->dc = d[1] & 0x02; /* DC: NUMBER OF BLOCKS counts destination blocks */
+		/* CAT (bit 0) is accepted: with equal block sizes there is never a residue. */
+		s->nblocks = scsi_get_be16(d + 10);
+		s->slba = scsi_get_be64(d + 12);
+		s->dlba = scsi_get_be64(d + 20);
+	}
+	x->nseg = k;
+	return 0;
+}
+
+/* ---- execution */
+
+static void xc_free(struct xcopy *x)
+{
+	free(x->buf);
+	free(x);
+}
+
+static void xc_finish(struct xcopy *x, int res)
+{
+	struct scsi_cmd *cmd = x->cmd;
+	if (x->held) {
+		/* SPC-4 6.18.2 COPY MANAGER STATUS: 01h completed without errors, 02h with errors. */
+		x->held->status = res ? 2 : 1;
+		x->held->segments = (uint16_t)x->cur;
+		x->held->bytes = x->bytes;
+	}
+	xc_free(x);
+	handler_complete_pool_result(cmd, res, true);
+}
+
+/* COPY ABORTED while processing segment x->cur (SPC-4 6.4.1: COMMAND-SPECIFIC
+ * INFORMATION = the number of the segment descriptor being processed). */
+static void xc_abort(struct xcopy *x, uint16_t asc)
+{
+	struct scsi_cmd *cmd = x->cmd;
+	if (x->held) {
+		x->held->status = 2;
+		x->held->segments = (uint16_t)x->cur;
+		x->held->bytes = x->bytes;
+	}
+	unsigned seg = x->cur;
+	xc_free(x);
+	cmd->status = SAM_STAT_CHECK_CONDITION;
+	scsi_set_sense(cmd, SK_COPY_ABORTED, asc);
+	scsi_set_sense_csi(cmd, seg);
+	scsi_cmd_complete(cmd);
+}
+
+static void xc_seg_start(struct xcopy *x);
+static void xc_step(struct xcopy *x);
+
+static void xc_write_done(void *arg, int res)
+{
+	struct xcopy *x = arg;
+	if (res < 0) {
+		xc_finish(x, res);
+		return;
+	}
+	x->cp_left -= x->chunk;
+	x->bytes += x->chunk;
+	if (!x->cp_backward) {
+		x->cp_soff += x->chunk;
+		x->cp_doff += x->chunk;
+	}
+	xc_step(x);
+}
+
+static void xc_read_done(void *arg, int res)
+{
+	struct xcopy *x = arg;
+	if (res < 0) {
+		xc_finish(x, res);
+		return;
+	}
+	uint64_t back = x->cp_backward ? x->cp_left - x->chunk : 0;
+	x->iov.iov_len = x->chunk;
+	int rc = vvol_write(x->dv, x->cp_doff + back, x->chunk, &x->iov, 1, xc_write_done, x);
+	if (rc < 0)
+		xc_finish(x, rc);
+}
+
+static void xc_share_done(void *arg, int res)
+{
+	struct xcopy *x = arg;
+	if (res < 0) {
+		xc_finish(x, res);
+		return;
+	}
+	x->bytes += x->sh_len;
+	x->sh_len = 0;
+	xc_step(x);
+}
+
+/* One step of the running segment: the head copy, the shared middle, the tail copy. */
+static void xc_step(struct xcopy *x)
+{
+	if (x->cp_left) {
+		x->chunk = x->cp_left < XC_BUF ? x->cp_left : XC_BUF;
+		uint64_t back = x->cp_backward ? x->cp_left - x->chunk : 0;
+		x->iov.iov_base = x->buf;
+		x->iov.iov_len = x->chunk;
+		int rc = vvol_read(x->sv, x->cp_soff + back, x->chunk, &x->iov, 1, xc_read_done, x);
+		if (rc < 0)
+			xc_finish(x, rc);
+		return;
+	}
+	if (x->phase == PH_HEAD) {
+		x->phase = PH_SHARE;
+		if (x->sh_len) {
+			int rc = vvol_share(x->sv, x->sh_soff, x->dv, x->sh_doff, x->sh_len,
+					    xc_share_done, x);
+			if (rc < 0)
+				xc_finish(x, rc);
+			return;
+		}
+	}
+	if (x->phase == PH_SHARE) {
+		x->phase = PH_TAIL;
+		if (x->tl_len) {
+			x->cp_soff = x->tl_soff;
+			x->cp_doff = x->tl_doff;
+			x->cp_left = x->tl_len;
+			xc_step(x);
+			return;
+		}
+	}
+	x->cur++;
+	xc_seg_start(x);
+}
+
+/* Resolve CSCD i to a LUN: the receiving LUN itself or the transport's peer. */
+static struct scsi_lun *xc_resolve(struct xcopy *x, unsigned i)
+{
+	struct scsi_lun *self = x->cmd->lun;
+	const uint8_t *naa = x->cscd[i] + 8;
+	if (!memcmp(naa, self->info.naa, 16))
+		return self;
+	if (!self->xcopy_peer)
+		return NULL;
+	int why = SCSI_PEER_UNKNOWN;
+	struct scsi_lun *l = self->xcopy_peer(self, naa, &why);
+	if (l && (!l->vol || !self->vol || vvol_pool(l->vol) != vvol_pool(self->vol)))
+		return NULL; /* another pool: not reachable */
+	return l;
+}
+
+static void xc_seg_start(struct xcopy *x)
+{
+	if (x->cur == x->nseg) {
+		xc_finish(x, 0);
+		return;
+	}
+	const struct xc_seg *s = &x->seg[x->cur];
+	struct scsi_lun *sl = xc_resolve(x, s->src), *dl = xc_resolve(x, s->dst);
+	/* SPC-4 6.4.1: a CSCD that cannot be accessed (unknown, another pool, not
+	 * co-visible) -> COPY ABORTED, COPY TARGET DEVICE NOT REACHABLE. */
+	if (!sl || !dl) {
+		xc_abort(x, ASC_COPY_TARGET_NOT_REACHABLE);
+		return;
+	}
+	/* SPC-4 6.4.5.5 / Table 122: DISK BLOCK LENGTH (bytes 29-31) must be the logical
+	 * block length of the LU; otherwise the copy is refused (INVALID FIELD IN
+	 * PARAMETER LIST). */
+	if (scsi_get_be24(x->cscd[s->src] + 29) != sl->info.block_size ||
+	    scsi_get_be24(x->cscd[s->dst] + 29) != dl->info.block_size) {
+		xc_abort(x, ASC_INVALID_FIELD_IN_PARAM_LIST);
+		return;
+	}
+	uint32_t sbs = sl->info.block_size, dbs = dl->info.block_size;
+	uint64_t bytes = (uint64_t)s->nblocks * (s->dc ? dbs : sbs);
+	/* SPC-4 6.4.6.5: a transfer that is not a whole number of blocks of the other
+	 * side -> UNEXPECTED INEXACT SEGMENT. */
+	if (bytes % sbs || bytes % dbs) {
+		xc_abort(x, ASC_UNEXPECTED_INEXACT_SEGMENT);
+		return;
+	}
+	/* SPC-4 6.4.1: a range past the end of a CSCD -> LBA OUT OF RANGE. */
+	if (!scsi_lba_range_ok(sl, s->slba, bytes / sbs) || !scsi_lba_range_ok(dl, s->dlba, bytes / dbs)) {
+		xc_abort(x, ASC_LBA_OUT_OF_RANGE);
+		return;
+	}
+	x->sv = sl->vol;
+	x->dv = dl->vol;
+	uint64_t so = s->slba * sbs, dO = s->dlba * dbs;
+	struct vpool_stats st;
+	vpool_get_stats(vvol_pool(x->sv), &st);
+	uint64_t ext = st.extent;
+	x->phase = PH_HEAD;
+	x->cp_backward = false;
+	x->sh_len = x->tl_len = 0;
+	bool overlap = x->sv == x->dv && so < dO + bytes && dO < so + bytes;
+	if (!bytes || overlap || so % ext != dO % ext) {
+		/* Nothing can be shared: copy it all (a forward-overlapping range backwards). */
+		x->cp_soff = so;
+		x->cp_doff = dO;
+		x->cp_left = bytes;
+		x->cp_backward = overlap && dO > so;
+	} else {
+		uint64_t head = (ext - so % ext) % ext;
+		if (head > bytes)
+			head = bytes;
+		uint64_t mid = (bytes - head) / ext * ext;
+		x->cp_soff = so;
+		x->cp_doff = dO;
+		x->cp_left = head;
+		x->sh_soff = so + head;
+		x->sh_doff = dO + head;
+		x->sh_len = mid;
+		x->tl_soff = so + head + mid;
+		x->tl_doff = dO + head + mid;
+		x->tl_len = bytes - head - mid;
+	}
+	xc_step(x);
+}
+
+static struct scsi_copy_status *xc_hold(struct scsi_lun *lun, uint8_t id)
+{
+	struct scsi_copy_status *c = NULL;
+	for (unsigned i = 0; i < SCSI_COPY_HELD; i++)
+		if (lun->copies[i].used && lun->copies[i].list_id == id)
+			c = &lun->copies[i];
+	if (!c) {
+		c = &lun->copies[lun->copies_next];
+		lun->copies_next = (lun->copies_next + 1) % SCSI_COPY_HELD;
+	}
+	*c = (struct scsi_copy_status){.used = true, .list_id = id, .status = 0};
+	return c;
+}
+
+void handler_xcopy(struct scsi_cmd *cmd)
+{
+	/* SPC-4 6.4.1: PARAMETER LIST LENGTH (bytes 10-13) 0 -> no copy, not an error. */
+	uint32_t pll = scsi_get_be32(cmd->cdb + 10);
+	if (!pll) {
+		scsi_complete_good(cmd);
+		return;
+	}
+	size_t len = pll < cmd->iov_len ? pll : cmd->iov_len;
+	uint8_t *b = malloc(len ? len : 1);
+	struct xcopy *x = calloc(1, sizeof(*x));
+	if (!b || !x) {
+		free(b);
+		free(x);
+		scsi_complete_sense(cmd, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+		return;
+	}
+	scsi_copy_from_data_out(cmd, 0, b, len);
+	struct xc_err e;
+	x->cmd = cmd;
+	int rc = xcopy_parse(x, b, len, &e);
+	uint8_t list_id = len ? b[0] : 0, usage = len > 1 ? (b[1] >> 3) & 3 : 3;
+	free(b);
+	if (rc < 0) {
+		free(x);
+		if (e.field >= 0)
+			scsi_complete_field(cmd, e.asc, false, (uint16_t)e.field, -1);
+		else
+			scsi_complete_sense(cmd, SK_ILLEGAL_REQUEST, e.asc);
+		return;
+	}
+	x->buf = malloc(XC_BUF);
+	if (!x->buf) {
+		free(x);
+		scsi_complete_sense(cmd, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+		return;
+	}
+	/* SPC-4 6.4.3 LIST ID USAGE 00b/10b: the list identifier's status is held for
+	 * RECEIVE COPY RESULTS; 11b: none. */
+	if (usage != 3)
+		x->held = xc_hold(cmd->lun, list_id);
+	xc_seg_start(x);
+}
+
+/* ---- RECEIVE COPY RESULTS */
+
+static unsigned log2u(uint32_t v)
+{
+	unsigned n = 0;
+	while (v > 1) {
+		v >>= 1;
+		n++;
+	}
+	return n;
+}
+
+void handler_receive_copy_results(struct scsi_cmd *cmd)
+{
+	const uint8_t *cdb = cmd->cdb;
+	struct scsi_lun *lun = cmd->lun;
+	uint32_t alloc = scsi_get_be32(cdb + 10); /* ALLOCATION LENGTH, SPC-4 6.18.1 */
+	uint8_t b[64];
+	size_t n;
+	memset(b, 0, sizeof(b));
+	if ((cdb[1] & 0x1F) == 0x03) {
+		/* SPC-4 6.18.4 OPERATING PARAMETERS (Table 371). */
+		uint32_t bs = lun->info.block_size;
+		b[4] = 0x01;                                  /* SNLID: LIST ID USAGE 11b supported */
+		scsi_put_be16(b + 8, XCOPY_MAX_CSCD);         /* MAXIMUM CSCD DESCRIPTOR COUNT */
+		scsi_put_be16(b + 10, XCOPY_MAX_SEGMENTS);    /* MAXIMUM SEGMENT DESCRIPTOR COUNT */
+		scsi_put_be32(b + 12, XCOPY_MAX_DESC_LIST);   /* MAXIMUM DESCRIPTOR LIST LENGTH */
+		scsi_put_be32(b + 16, XCOPY_MAX_SEG_BLOCKS * bs); /* MAXIMUM SEGMENT LENGTH (bytes) */
+		scsi_put_be32(b + 20, 0);                     /* MAXIMUM INLINE DATA LENGTH */
+		scsi_put_be32(b + 24, 0);                     /* HELD DATA LIMIT */
+		scsi_put_be32(b + 28, 0);                     /* MAXIMUM STREAM DEVICE TRANSFER SIZE */
+		scsi_put_be16(b + 34, SCSI_COPY_HELD);        /* TOTAL CONCURRENT COPIES */
+		b[36] = SCSI_COPY_HELD;                       /* MAXIMUM CONCURRENT COPIES */
+		b[37] = (uint8_t)log2u(bs);                   /* DATA SEGMENT GRANULARITY (log2) */
+		b[38] = (uint8_t)log2u(bs);                   /* INLINE DATA GRANULARITY (log2) */
+		b[39] = (uint8_t)log2u(bs);                   /* HELD DATA GRANULARITY (log2) */
+		b[43] = 2;                                    /* IMPLEMENTED DESCRIPTOR LIST LENGTH */
+		b[44] = 0x02;                                 /* block -> block segment */
+		b[45] = 0xE4;                                 /* identification CSCD */
+		n = 46;
+	} else {
+		/* SPC-4 6.18.2 COPY STATUS for the LIST IDENTIFIER (byte 2); one not held ->
+		 * INVALID FIELD IN CDB. */
+		const struct scsi_copy_status *c = NULL;
+		for (unsigned i = 0; i < SCSI_COPY_HELD; i++)
+			if (lun->copies[i].used && lun->copies[i].list_id == cdb[2])
+				c = &lun->copies[i];
+		if (!c) {
+			scsi_complete_invalid_cdb(cmd, 2, -1);
+			return;
+		}
+		/* TRANSFER COUNT UNITS (Table 367): 00h bytes, 01h KiB, 02h MiB, 03h GiB. */
+		uint64_t cnt = c->bytes;
+		uint8_t units = 0;
+		while (cnt > UINT32_MAX) {
+			cnt >>= 10;
+			units++;
+		}
+		b[4] = c->status & 0x7F;           /* HDD=0, COPY MANAGER STATUS */
+		scsi_put_be16(b + 5, c->segments); /* SEGMENTS PROCESSED */
+		b[7] = units;
+		scsi_put_be32(b + 8, (uint32_t)cnt); /* TRANSFER COUNT */
+		n = 12;
+	}
+	scsi_put_be32(b, (uint32_t)(n - 4)); /* AVAILABLE DATA (n - 3) */
+	scsi_copy_to_data_in(cmd, b, n < alloc ? n : alloc);
+	scsi_complete_good(cmd);
+}
+
+/* ---- VPD 8Fh */
+
+/* One third-party copy descriptor (SPC-4 7.8.17.1): type, length padded to a
+ * multiple of 4. Returns the bytes used. */
+static size_t tpc_desc(uint8_t *d, uint16_t type, size_t body)
+{
+	size_t len = (4 + body + 3) / 4 * 4;
+	scsi_put_be16(d, type);
+	scsi_put_be16(d + 2, (uint16_t)(len - 4));
+	return len;
+}
+
+size_t xcopy_vpd_tpc_page(const struct scsi_lun *lun, uint8_t *buf, size_t cap)
+{
+	uint32_t bs = lun->info.block_size;
+	uint8_t *d = buf + 4;
+	(void)cap; /* the page is 4 + 12 + 32 + 8 + 36 = 92 bytes */
+	/* Supported Commands (0001h, SPC-4 7.8.17.3): EXTENDED COPY SA 00h (LID1),
+	 * RECEIVE COPY RESULTS SAs 00h (COPY STATUS) and 03h (OPERATING PARAMETERS). */
+	static const uint8_t cmds[] = {0x83, 1, 0x00, 0x84, 2, 0x00, 0x03};
+	d[4] = sizeof(cmds);
+	memcpy(d + 5, cmds, sizeof(cmds));
+	d += tpc_desc(d, 0x0001, 1 + sizeof(cmds));
+	/* Parameter Data (0004h, SPC-4 7.8.17.5). */
+	scsi_put_be16(d + 8, XCOPY_MAX_CSCD);
+	scsi_put_be16(d + 10, XCOPY_MAX_SEGMENTS);
+	scsi_put_be32(d + 12, XCOPY_MAX_DESC_LIST);
+	scsi_put_be32(d + 16, 0); /* MAXIMUM INLINE DATA LENGTH */
+	d += tpc_desc(d, 0x0004, 28);
+	/* Supported Descriptors (0008h, SPC-4 7.8.17.6): 02h, E4h. */
+	d[4] = 2;
+	d[5] = 0x02;
+	d[6] = 0xE4;
+	d += tpc_desc(d, 0x0008, 3);
+	/* General Copy Operations (8001h, SPC-4 7.8.17.9). */
+	scsi_put_be32(d + 4, SCSI_COPY_HELD);            /* TOTAL CONCURRENT COPIES */
+	scsi_put_be32(d + 8, SCSI_COPY_HELD);            /* MAXIMUM IDENTIFIED CONCURRENT COPIES */
+	scsi_put_be32(d + 12, XCOPY_MAX_SEG_BLOCKS * bs); /* MAXIMUM SEGMENT LENGTH */
+	d[16] = (uint8_t)log2u(bs);                      /* DATA SEGMENT GRANULARITY */
+	d[17] = (uint8_t)log2u(bs);                      /* INLINE DATA GRANULARITY */
+	d += tpc_desc(d, 0x8001, 32);
+	return (size_t)(d - buf);
+}

@@ -1,0 +1,27 @@
+/*
+ * vaaid control socket (src/daemon/control.c): the admin interface vaaictl
+ * talks to. A Unix stream socket, mode 0600 in a 0700 directory, and peers
+ * other than root (SO_PEERCRED) are refused.
+ *
+ * Protocol: the client sends one request line, the daemon answers one JSON
+ * object on one line and closes. Requests:
+ *   status | pool list | volume list
+ *   pool create NAME PATH SIZE [EXTENT]
+ *   volume delete POOL/VOLUME
+ * Answer: {"ok":true,...} or {"ok":false,"error":"what is wrong"}.
+ */
+#ifndef VAAID_CONTROL_H
+#define VAAID_CONTROL_H
+
+#include "vaaid/daemon.h"
+
+struct vd_control;
+
+int vd_control_open(const struct vd_config *conf, struct vreactor *r, struct vd_pools *pools,
+		    struct vd_devices *devs, struct vd_control **out);
+int vd_control_fd(const struct vd_control *c);
+/* Accept and answer every pending connection (main loop, not a callback). */
+void vd_control_handle(struct vd_control *c);
+void vd_control_close(struct vd_control *c);
+
+#endif

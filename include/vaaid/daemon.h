@@ -1,0 +1,115 @@
+/*
+ * vaaid daemon (src/daemon): configuration, pools, attached devices, the
+ * control socket and the main loop. No SCSI or pool logic lives here; this
+ * module wires the kernel attach (src/tcmu) to the pool and the handlers.
+ *
+ * Threading: one thread, one reactor. Poll callbacks (netlink, signals,
+ * control socket, D-Bus) only set flags; the main loop handles them between
+ * reactor iterations, where the synchronous control-path pool functions
+ * (which run the reactor themselves) may be called.
+ */
+#ifndef VAAID_DAEMON_H
+#define VAAID_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vaaid/io.h"
+#include "vaaid/pool.h"
+#include "vaaid/scsi.h"
+#include "vaaid/tcmu_uio.h"
+
+#define VD_MAX_POOLS 32
+#define VD_MAX_DEVICES 256
+#define VD_POOL_NAME_MAX 32
+#define VD_PATH_MAX 1024
+#define VD_SUBTYPE "vaai"
+
+/* ---- configuration (src/daemon/config.c) */
+struct vd_pool_conf {
+	char name[VD_POOL_NAME_MAX + 1];
+	char path[VD_PATH_MAX];
+	uint64_t size;    /* bytes; used when the file is created */
+	uint32_t extent;  /* 0 = default */
+};
+
+struct vd_config {
+	char state_dir[VD_PATH_MAX];
+	char control_socket[VD_PATH_MAX];
+	char sysfs_root[256], configfs_root[256], dev_root[256];
+	int log_level;           /* enum vlog_level */
+	unsigned soft_threshold; /* percent used */
+	uint64_t default_pool_size;
+	int xcopy_scope;         /* VD_XCOPY_* : which LUNs an EXTENDED COPY may name */
+	unsigned n_pools;
+	struct vd_pool_conf pools[VD_MAX_POOLS];
+};
+
+enum { VD_XCOPY_COVISIBLE = 0, VD_XCOPY_POOL, VD_XCOPY_LUN };
+
+/* Defaults that work with no config file at all. */
+void vd_config_defaults(struct vd_config *c);
+/*
+ * Read an INI file over the defaults. On error returns -EINVAL and writes
+ * "FILE:LINE: what is wrong" into err. The "default" pool is added (in the
+ * state directory) when the file does not name it.
+ */
+int vd_config_load(struct vd_config *c, const char *path, char *err, size_t errlen);
+void vd_config_finish(struct vd_config *c);
+/* Names of pools and volumes: [A-Za-z0-9_.-], not starting with '.' or '-'. */
+bool vd_valid_name(const char *s, size_t max);
+
+/* ---- pools (src/daemon/pools.c) */
+struct vd_pool {
+	char name[VD_POOL_NAME_MAX + 1];
+	char path[VD_PATH_MAX];
+	struct vblk *dev;
+	struct vpool *pool;
+};
+
+struct vd_pools {
+	unsigned n;
+	struct vd_pool p[VD_MAX_POOLS];
+};
+
+/* Open (creating a missing file as a sparse pool) every configured pool. */
+int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreactor *r, char *err,
+		  size_t errlen);
+/* Create a new pool file and add it (vaaictl pool create). */
+int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, const char *path,
+		   uint64_t size, uint32_t extent, char *err, size_t errlen);
+struct vd_pool *vd_pool_find(struct vd_pools *ps, const char *name);
+void vd_pools_close(struct vd_pools *ps);
+
+/* ---- attached TCMU devices (src/daemon/devices.c) */
+struct vd_device;
+struct vd_devices;
+
+struct vd_env {
+	struct vreactor *r;
+	struct vd_pools *pools;
+	const struct vd_config *conf;
+};
+
+int vd_devices_new(const struct vd_env *env, struct vd_devices **out);
+/* Netlink ADDED_DEVICE / startup scan: the UIO name and minor. 0 or -errno (logged). */
+int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, bool reset_ring);
+int vd_device_remove(struct vd_devices *ds, const char *uio_name);
+/* RECONFIG: any of cfg / size / writecache may be given. */
+int vd_device_reconfig(struct vd_devices *ds, const char *uio_name, const char *cfg,
+		       const uint64_t *size, const int *writecache);
+/* Pick up every vaai UIO device that already exists (daemon restart). */
+int vd_devices_scan(struct vd_devices *ds);
+/* Volume in use by an attached device? */
+bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume);
+unsigned vd_devices_count(const struct vd_devices *ds);
+/* Stop taking commands on every device, wait for in-flight ones, free. */
+void vd_devices_shutdown(struct vd_devices *ds);
+void vd_devices_free(struct vd_devices *ds);
+
+/* Split "<pool>/<volume>"; -EINVAL with a message in err when malformed. */
+int vd_parse_cfgstring(const char *cfg, char *pool, size_t plen, char *vol, size_t vlen, char *err,
+		       size_t errlen);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * Building a LUN's SCSI identity and limits from a pool volume
+ * (handlers/lun.c), the same for the daemon and vaai-sim.
+ */
+#ifndef VAAID_LUN_H
+#define VAAID_LUN_H
+
+#include "vaaid/pool.h"
+#include "vaaid/scsi.h"
+
+#define VAAID_VENDOR "VAAID"
+#define VAAID_PRODUCT "VAAID THIN LUN" /* the same on every LUN: ESXi uses XCOPY only between equal product ids */
+#define VAAID_REVISION "0001"
+
+/*
+ * Logical block provisioning limits reported in VPD B0 (SBC-4 6.6.4), in
+ * bytes so that they are the same for 512- and 4096-byte volumes:
+ * MAXIMUM UNMAP LBA COUNT (per UNMAP command, all descriptors together) and
+ * MAXIMUM WRITE SAME LENGTH are 512 MiB and 1 GiB worth of blocks; MAXIMUM UNMAP BLOCK
+ * DESCRIPTOR COUNT is the most a 16-bit PARAMETER LIST LENGTH can carry
+ * ((65535 - 8) / 16 = 4095).
+ */
+#define VAAID_MAX_UNMAP_BYTES (1ull << 29) /* 1 Mi blocks at 512 B: libiscsi BlockLimits wants <= 1 Mi */
+#define VAAID_MAX_UNMAP_DESCRIPTORS 4095u
+#define VAAID_MAX_WRITE_SAME_BYTES (1ull << 30)
+
+/* max_xfer_bytes: the transport's limit (data area, hw_max_sectors). */
+void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_bytes);
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * Daemon configuration: built-in defaults + an INI file read with inih.
+ *
+ * How this works: vd_config_defaults() gives a configuration that works with
+ * no file (state directory /var/lib/vaaid, pool "default" as a sparse file
+ * there). vd_config_load() reads
+ *
+ *   [daemon]
+ *   state_dir = /var/lib/vaaid
+ *   control_socket = /run/vaaid/control
+ *   log_level = info            ; err | warn | info | debug
+ *   soft_threshold = 80         ; percent of pool capacity used
+ *   default_pool_size = 32G
+ *   xcopy_scope = covisible     ; covisible | pool | lun (docs/xcopy.md)
+ *   [pool NAME]
+ *   path = /srv/vaaid/NAME.pool ; file or block device
+ *   size = 2T                   ; when the file is created
+ *   extent = 1M                 ; power of two, 64K..16M
+ *
+ * Every unknown section or key, and every bad value, is an error naming the
+ * file and line. vd_config_finish() adds pool "default" when absent.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ini.h>
+
+#include "vaaid/daemon.h"
+#include "vaaid/util.h"
+
+void vd_config_defaults(struct vd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/vaaid");
+	snprintf(c->control_socket, sizeof(c->control_socket), "/run/vaaid/control");
+	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "/sys");
+	snprintf(c->configfs_root, sizeof(c->configfs_root), "/sys/kernel/config");
+	snprintf(c->dev_root, sizeof(c->dev_root), "/dev");
+	c->log_level = VLOG_INFO;
+	c->soft_threshold = 80;
+	c->default_pool_size = 32ull << 30;
+}
+
+bool vd_valid_name(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > max || s[0] == '.' || s[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		      ch == '_' || ch == '.' || ch == '-'))
+			return false;
+	}
+	return true;
+}
+
+struct load_ctx {
+	struct vd_config *c;
+	char *err;
+	size_t errlen;
+	const char *file;
+	int line;
+	char msg[256];
+};
+
+static int fail(struct load_ctx *x, const char *fmt, const char *a, const char *b)
+{
+	snprintf(x->msg, sizeof(x->msg), fmt, a, b);
+	return 0; /* inih: stop with this line as the error line */
+}
+
+static int parse_level(const char *v)
+{
+	static const char *names[] = {"err", "warn", "info", "debug"};
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(v, names[i]))
+			return i;
+	return -1;
+}
+
+static struct vd_pool_conf *pool_conf(struct vd_config *c, const char *name)
+{
+	for (unsigned i = 0; i < c->n_pools; i++)
+		if (!strcmp(c->pools[i].name, name))
+			return &c->pools[i];
+	if (c->n_pools >= VD_MAX_POOLS)
+		return NULL;
+	struct vd_pool_conf *p = &c->pools[c->n_pools++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	return p;
+}
+
+static int set_path(char *dst, size_t len, const char *v)
+{
+	if (v[0] != '/' || strlen(v) >= len)
+		return -EINVAL;
+	snprintf(dst, len, "%s", v);
+	return 0;
+}
+
+static int on_kv(void *user, const char *section, const char *key, const char *value)
+{
+	struct load_ctx *x = user;
+	struct vd_config *c = x->c;
+	uint64_t n;
+	if (!strcmp(section, "daemon")) {
+		if (!strcmp(key, "state_dir")) {
+			if (set_path(c->state_dir, sizeof(c->state_dir), value) < 0)
+				return fail(x, "state_dir '%s' must be an absolute path%s", value, "");
+		} else if (!strcmp(key, "control_socket")) {
+			if (set_path(c->control_socket, sizeof(c->control_socket), value) < 0)
+				return fail(x, "control_socket '%s' must be an absolute path%s", value, "");
+		} else if (!strcmp(key, "log_level")) {
+			int l = parse_level(value);
+			if (l < 0)
+				return fail(x, "log_level '%s' is not one of err, warn, info, debug%s", value, "");
+			c->log_level = l;
+		} else if (!strcmp(key, "soft_threshold")) {
+			char *end;
+			unsigned long t = strtoul(value, &end, 10);
+			if (!*value || *end || t < 1 || t > 100)
+				return fail(x, "soft_threshold '%s' must be a percentage 1..100%s", value, "");
+			c->soft_threshold = (unsigned)t;
+		} else if (!strcmp(key, "xcopy_scope")) {
+			if (!strcmp(value, "covisible"))
+				c->xcopy_scope = VD_XCOPY_COVISIBLE;
+			else if (!strcmp(value, "pool"))
+				c->xcopy_scope = VD_XCOPY_POOL;
+			else if (!strcmp(value, "lun"))
+				c->xcopy_scope = VD_XCOPY_LUN;
+			else
+				return fail(x, "xcopy_scope '%s' is not one of covisible, pool, lun%s", value, "");
+		} else if (!strcmp(key, "default_pool_size")) {
+			if (vparse_size(value, &n) < 0 || n == 0)
+				return fail(x, "default_pool_size '%s' is not a size (e.g. 32G)%s", value, "");
+			c->default_pool_size = n;
+		} else {
+			return fail(x, "unknown key '%s' in [daemon]%s", key, "");
+		}
+		return 1;
+	}
+	if (!strncmp(section, "pool ", 5)) {
+		const char *name = section + 5;
+		if (!vd_valid_name(name, VD_POOL_NAME_MAX))
+			return fail(x, "bad pool name '%s' (letters, digits, _ . -; at most 32)%s", name, "");
+		struct vd_pool_conf *p = pool_conf(c, name);
+		if (!p)
+			return fail(x, "too many pools (at most 32)%s%s", "", "");
+		if (!strcmp(key, "path")) {
+			if (set_path(p->path, sizeof(p->path), value) < 0)
+				return fail(x, "pool path '%s' must be an absolute path%s", value, "");
+		} else if (!strcmp(key, "size")) {
+			if (vparse_size(value, &n) < 0 || n == 0)
+				return fail(x, "pool size '%s' is not a size (e.g. 2T)%s", value, "");
+			p->size = n;
+		} else if (!strcmp(key, "extent")) {
+			if (vparse_size(value, &n) < 0 || !vis_pow2(n) || n < VPOOL_MIN_EXTENT ||
+			    n > VPOOL_MAX_EXTENT)
+				return fail(x, "extent '%s' must be a power of two from 64K to 16M%s", value, "");
+			p->extent = (uint32_t)n;
+		} else {
+			return fail(x, "unknown key '%s' in a [pool] section%s", key, "");
+		}
+		return 1;
+	}
+	return fail(x, "unknown section [%s] (expected [daemon] or [pool NAME])%s", section, "");
+}
+
+int vd_config_load(struct vd_config *c, const char *path, char *err, size_t errlen)
+{
+	struct load_ctx x = {.c = c, .err = err, .errlen = errlen, .file = path};
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	int line = ini_parse_file(f, on_kv, &x);
+	fclose(f);
+	if (line != 0) {
+		snprintf(err, errlen, "%s:%d: %s", path, line,
+			 x.msg[0] ? x.msg : "syntax error (expected 'key = value' or '[section]')");
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < c->n_pools; i++)
+		if (!c->pools[i].path[0] && strcmp(c->pools[i].name, "default")) {
+			snprintf(err, errlen, "%s: pool '%s' has no path", path, c->pools[i].name);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+void vd_config_finish(struct vd_config *c)
+{
+	struct vd_pool_conf *d = NULL;
+	for (unsigned i = 0; i < c->n_pools; i++)
+		if (!strcmp(c->pools[i].name, "default"))
+			d = &c->pools[i];
+	if (!d && c->n_pools < VD_MAX_POOLS) {
+		d = &c->pools[c->n_pools++];
+		memset(d, 0, sizeof(*d));
+		snprintf(d->name, sizeof(d->name), "default");
+	}
+	if (d && !d->path[0])
+		snprintf(d->path, sizeof(d->path), "%.*s/default.pool", (int)(sizeof(d->path) - 16),
+			 c->state_dir);
+	for (unsigned i = 0; i < c->n_pools; i++)
+		if (!c->pools[i].size)
+			c->pools[i].size = c->default_pool_size;
+}

@@ -1,0 +1,276 @@
+/*
+ * The control socket (see include/vaaid/control.h).
+ *
+ * How this works: a non-blocking listening socket polled by the reactor;
+ * vd_control_handle() accepts every pending connection, reads one request
+ * line (with a 2 s receive timeout, so a stuck client cannot hold the
+ * daemon), checks the peer is root, answers one JSON line and closes.
+ * Requests run on the main loop, so pool creation (synchronous, it drives
+ * the reactor) is safe here. Pools created here are appended to
+ * <state_dir>/pools.conf so that the daemon opens them again after a restart.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "vaaid/control.h"
+#include "vaaid/util.h"
+
+struct vd_control {
+	int fd;
+	char path[VD_PATH_MAX];
+	const struct vd_config *conf;
+	struct vreactor *r;
+	struct vd_pools *pools;
+	struct vd_devices *devs;
+};
+
+static int mkdir_parent(const char *path)
+{
+	char dir[VD_PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = 0;
+	for (char *s = dir + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		mkdir(dir, 0755);
+		*s = '/';
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int vd_control_open(const struct vd_config *conf, struct vreactor *r, struct vd_pools *pools,
+		    struct vd_devices *devs, struct vd_control **out)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(conf->control_socket) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	struct vd_control *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->conf = conf;
+	c->r = r;
+	c->pools = pools;
+	c->devs = devs;
+	snprintf(c->path, sizeof(c->path), "%s", conf->control_socket);
+	memcpy(sa.sun_path, conf->control_socket, strlen(conf->control_socket) + 1); /* length checked above */
+	int rc = mkdir_parent(c->path);
+	if (rc < 0)
+		goto fail;
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	unlink(c->path); /* a stale socket of a previous run */
+	mode_t old = umask(0177);
+	rc = bind(c->fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0 || listen(c->fd, 16) < 0) {
+		rc = -errno;
+		close(c->fd);
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	free(c);
+	return rc;
+}
+
+int vd_control_fd(const struct vd_control *c) { return c->fd; }
+
+static json_object *err_obj(const char *fmt, const char *a)
+{
+	char msg[600];
+	snprintf(msg, sizeof(msg), fmt, a);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return o;
+}
+
+static json_object *status_obj(struct vd_control *c)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object *arr = json_object_new_array();
+	for (unsigned i = 0; i < c->pools->n; i++) {
+		struct vd_pool *vp = &c->pools->p[i];
+		json_object *pj = vpool_stats_json(vp->pool);
+		json_object *pool;
+		if (json_object_object_get_ex(pj, "pool", &pool)) {
+			json_object_object_add(pool, "name", json_object_new_string(vp->name));
+			json_object_object_add(pool, "path", json_object_new_string(vp->path));
+		}
+		json_object *vols;
+		if (json_object_object_get_ex(pj, "volumes", &vols))
+			for (size_t k = 0; k < json_object_array_length(vols); k++) {
+				json_object *v = json_object_array_get_idx(vols, k), *name;
+				json_object_object_get_ex(v, "name", &name);
+				json_object_object_add(v, "attached",
+					json_object_new_boolean(vd_devices_uses(c->devs, vp->name,
+						json_object_get_string(name))));
+			}
+		json_object_array_add(arr, pj);
+	}
+	json_object_object_add(o, "pools", arr);
+	json_object_object_add(o, "devices", json_object_new_uint64(vd_devices_count(c->devs)));
+	return o;
+}
+
+static int remember_pool(struct vd_control *c, const char *name, const char *path, uint64_t size,
+			 uint32_t extent)
+{
+	char file[VD_PATH_MAX + 32];
+	snprintf(file, sizeof(file), "%s/pools.conf", c->conf->state_dir);
+	FILE *f = fopen(file, "a");
+	if (!f)
+		return -errno;
+	fprintf(f, "[pool %s]\npath = %s\nsize = %llu\n", name, path, (unsigned long long)size);
+	if (extent)
+		fprintf(f, "extent = %u\n", extent);
+	int rc = fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0 : -errno;
+	fclose(f);
+	return rc;
+}
+
+static json_object *pool_create(struct vd_control *c, char **tok, int nt)
+{
+	if (nt < 5 || nt > 6)
+		return err_obj("usage: pool create NAME PATH SIZE [EXTENT]%s", "");
+	uint64_t size, extent = 0;
+	if (vparse_size(tok[4], &size) < 0 || size == 0)
+		return err_obj("bad size '%s' (e.g. 100G)", tok[4]);
+	if (nt == 6 && (vparse_size(tok[5], &extent) < 0 || !vis_pow2(extent) ||
+			extent < VPOOL_MIN_EXTENT || extent > VPOOL_MAX_EXTENT))
+		return err_obj("bad extent size '%s' (a power of two from 64K to 16M)", tok[5]);
+	char err[1200];
+	int rc = vd_pool_create(c->pools, c->r, tok[2], tok[3], size, (uint32_t)extent, err,
+				sizeof(err));
+	if (rc < 0)
+		return err_obj("%s", err);
+	rc = remember_pool(c, tok[2], tok[3], size, (uint32_t)extent);
+	if (rc < 0)
+		return err_obj("pool created but not recorded in the state directory: %s",
+			       strerror(-rc));
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	return o;
+}
+
+static json_object *volume_delete(struct vd_control *c, char **tok, int nt)
+{
+	if (nt != 3)
+		return err_obj("usage: volume delete POOL/VOLUME%s", "");
+	char pool[VD_POOL_NAME_MAX + 1], vol[VPOOL_NAME_MAX + 1], err[600];
+	if (vd_parse_cfgstring(tok[2], pool, sizeof(pool), vol, sizeof(vol), err, sizeof(err)) < 0)
+		return err_obj("%s", err);
+	struct vd_pool *vp = vd_pool_find(c->pools, pool);
+	if (!vp)
+		return err_obj("unknown pool '%s'", pool);
+	if (!vpool_volume_find(vp->pool, vol))
+		return err_obj("no volume '%s' in that pool", vol);
+	if (vd_devices_uses(c->devs, pool, vol))
+		return err_obj("volume %s is in use by a LUN: delete the backstore first", tok[2]);
+	int rc = vpool_volume_delete(vp->pool, vol);
+	if (rc < 0) {
+		char msg[300];
+		snprintf(msg, sizeof(msg), "deleting %s: %s", tok[2], strerror(-rc));
+		return err_obj("%s", msg);
+	}
+	vlog_info(vp->name, "volume %s deleted", tok[2]);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	return o;
+}
+
+static json_object *answer(struct vd_control *c, char *line)
+{
+	char *tok[8];
+	int nt = 0;
+	for (char *s = strtok(line, " \t\r\n"); s && nt < 8; s = strtok(NULL, " \t\r\n"))
+		tok[nt++] = s;
+	if (nt == 0)
+		return err_obj("empty request%s", "");
+	if (nt == 1 && !strcmp(tok[0], "status"))
+		return status_obj(c);
+	if (nt == 2 && (!strcmp(tok[0], "pool") || !strcmp(tok[0], "volume")) &&
+	    !strcmp(tok[1], "list"))
+		return status_obj(c);
+	if (nt >= 2 && !strcmp(tok[0], "pool") && !strcmp(tok[1], "create"))
+		return pool_create(c, tok, nt);
+	if (nt >= 2 && !strcmp(tok[0], "volume") && !strcmp(tok[1], "delete"))
+		return volume_delete(c, tok, nt);
+	return err_obj("unknown request '%s'", tok[0]);
+}
+
+static void serve_one(struct vd_control *c, int fd)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	json_object *o;
+	char line[2048];
+	size_t got = 0;
+	struct timeval tv = {.tv_sec = 2};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != 0) {
+		o = err_obj("permission denied: the control socket is for root only%s", "");
+	} else {
+		while (got < sizeof(line) - 1) {
+			ssize_t n = read(fd, line + got, sizeof(line) - 1 - got);
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			if (memchr(line, '\n', got))
+				break;
+		}
+		line[got] = 0;
+		if (!memchr(line, '\n', got) && got == sizeof(line) - 1)
+			o = err_obj("request too long%s", "");
+		else
+			o = answer(c, line);
+	}
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	size_t len = strlen(s);
+	if (write(fd, s, len) == (ssize_t)len && write(fd, "\n", 1) == 1) {
+		/* answered */
+	}
+	json_object_put(o);
+}
+
+void vd_control_handle(struct vd_control *c)
+{
+	for (;;) {
+		int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			return; /* EAGAIN: nothing more pending */
+		int fl = fcntl(fd, F_GETFL);
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		serve_one(c, fd);
+		close(fd);
+	}
+}
+
+void vd_control_close(struct vd_control *c)
+{
+	if (!c)
+		return;
+	close(c->fd);
+	unlink(c->path);
+	free(c);
+}

@@ -1,0 +1,421 @@
+/*
+ * The daemon's TCMU devices: one per LIO user:vaai backstore.
+ *
+ * How this works: a device is known by its UIO name
+ * "tcm-user/<hba>/<dev>/vaai/<pool>/<volume>". Adding one (netlink
+ * ADDED_DEVICE, or the startup scan of /sys/class/uio for a restarted
+ * daemon) checks the cfgstring, reads LIO's attributes from configfs
+ * (hw_block_size must be the volume's, hw_max_sectors bounds the maximum
+ * transfer), finds the volume or creates it thin with the size LIO gives,
+ * maps the UIO region and starts a tcmu_dev on the shared reactor. Removing
+ * one stops taking commands, lets the in-flight ones complete, then frees.
+ * A volume is never deleted here: deleting a backstore keeps its data.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vaaid/covisible.h"
+#include "vaaid/daemon.h"
+#include "vaaid/lun.h"
+#include "vaaid/tcmu_dev.h"
+#include "vaaid/tcmu_nl.h"
+#include "vaaid/util.h"
+
+struct vd_device {
+	char uio_name[TCMU_NL_NAME_MAX];
+	char label[200]; /* "<dev> (<pool>/<volume>)" for log lines */
+	char pool[VD_POOL_NAME_MAX + 1], volume[VPOOL_NAME_MAX + 1];
+	char hba[16], dev[TCMU_NL_NAME_MAX];
+	struct tcmu_uio uio;
+	struct scsi_lun lun;
+	struct tcmu_dev *tdev;
+	struct vvol *vol;
+	uint64_t max_xfer;
+};
+
+struct vd_devices {
+	struct vd_env env;
+	unsigned n;
+	struct vd_device *d[VD_MAX_DEVICES];
+};
+
+int vd_devices_new(const struct vd_env *env, struct vd_devices **out)
+{
+	struct vd_devices *ds = calloc(1, sizeof(*ds));
+	if (!ds)
+		return -ENOMEM;
+	ds->env = *env;
+	*out = ds;
+	return 0;
+}
+
+unsigned vd_devices_count(const struct vd_devices *ds) { return ds->n; }
+
+int vd_parse_cfgstring(const char *cfg, char *pool, size_t plen, char *vol, size_t vlen, char *err,
+		       size_t errlen)
+{
+	const char *slash = strchr(cfg, '/');
+	if (!slash) {
+		snprintf(err, errlen, "cfgstring '%s' must be <pool>/<volume>", cfg);
+		return -EINVAL;
+	}
+	size_t pn = (size_t)(slash - cfg);
+	if (pn == 0 || pn >= plen) {
+		snprintf(err, errlen, "cfgstring '%s': bad pool name", cfg);
+		return -EINVAL;
+	}
+	memcpy(pool, cfg, pn);
+	pool[pn] = 0;
+	if (strlen(slash + 1) >= vlen) {
+		snprintf(err, errlen, "cfgstring '%s': volume name longer than %zu bytes", cfg, vlen - 1);
+		return -EINVAL;
+	}
+	snprintf(vol, vlen, "%s", slash + 1);
+	if (!vd_valid_name(pool, VD_POOL_NAME_MAX)) {
+		snprintf(err, errlen, "cfgstring '%s': illegal pool name '%s' (letters, digits, _ . -)",
+			 cfg, pool);
+		return -EINVAL;
+	}
+	if (!vd_valid_name(vol, VPOOL_NAME_MAX)) {
+		snprintf(err, errlen,
+			 "cfgstring '%s': illegal volume name '%s' (letters, digits, _ . -; at most %d)",
+			 cfg, vol, VPOOL_NAME_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct vd_device *find(struct vd_devices *ds, const char *uio_name)
+{
+	for (unsigned i = 0; i < ds->n; i++)
+		if (!strcmp(ds->d[i]->uio_name, uio_name))
+			return ds->d[i];
+	return NULL;
+}
+
+bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume)
+{
+	for (unsigned i = 0; i < ds->n; i++)
+		if (!strcmp(ds->d[i]->pool, pool) && !strcmp(ds->d[i]->volume, volume))
+			return true;
+	return false;
+}
+
+static void free_device(struct vd_device *d)
+{
+	tcmu_dev_destroy(d->tdev);
+	tcmu_uio_close(&d->uio);
+	free(d);
+}
+
+/* Wait (running the reactor) until the device has nothing in flight. */
+static void drain(struct vd_devices *ds, struct vd_device *d)
+{
+	tcmu_dev_stop(d->tdev);
+	while (tcmu_dev_inflight(d->tdev) > 0)
+		if (vreactor_run_once(ds->env.r, 100) < 0)
+			break;
+}
+
+/*
+ * EXTENDED COPY peer hook (struct scsi_lun.xcopy_peer): the served LUN with
+ * that NAA, if the policy allows it: xcopy_scope=lun (only the LUN itself),
+ * pool (any LUN of the same pool), covisible (default: same pool, and every
+ * LIO TPG/ACL that exports the receiving LUN exports the other, read from
+ * configfs at the time of the copy; see docs/xcopy.md).
+ */
+static struct scsi_lun *dev_xcopy_peer(struct scsi_lun *self, const uint8_t naa[16], int *why)
+{
+	struct vd_devices *ds = self->peer_arg;
+	struct vd_device *me = NULL, *peer = NULL;
+	for (unsigned i = 0; i < ds->n; i++) {
+		if (&ds->d[i]->lun == self)
+			me = ds->d[i];
+		if (!memcmp(ds->d[i]->lun.info.naa, naa, 16))
+			peer = ds->d[i];
+	}
+	*why = SCSI_PEER_UNKNOWN;
+	if (!me || !peer)
+		return NULL;
+	if (peer == me)
+		return self;
+	if (strcmp(peer->pool, me->pool)) {
+		*why = SCSI_PEER_OTHER_POOL;
+		return NULL;
+	}
+	int scope = ds->env.conf->xcopy_scope;
+	if (scope == VD_XCOPY_POOL)
+		return &peer->lun;
+	if (scope == VD_XCOPY_COVISIBLE) {
+		char a[TCMU_NL_NAME_MAX + 24], b[TCMU_NL_NAME_MAX + 24];
+		snprintf(a, sizeof(a), "user_%s/%s", me->hba, me->dev);
+		snprintf(b, sizeof(b), "user_%s/%s", peer->hba, peer->dev);
+		if (vd_covisible(ds->env.conf->configfs_root, a, b) == 1)
+			return &peer->lun;
+		vlog_warn(me->label, "EXTENDED COPY naming %s refused: not exported everywhere %s is",
+			  peer->dev, me->dev);
+	}
+	*why = SCSI_PEER_NOT_COVISIBLE;
+	return NULL;
+}
+
+/* The usable data area of the ring: the map minus mailbox and command ring. */
+static uint64_t data_area_bytes(const struct tcmu_uio *u)
+{
+	const uint32_t *mb = u->map; /* struct tcmu_mailbox: version u16, flags u16, cmdr_off, cmdr_size */
+	uint64_t used = (uint64_t)mb[1] + mb[2];
+	return used < u->map_size ? u->map_size - used : 0;
+}
+
+int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, bool reset_ring)
+{
+	struct tcmu_uio_name un;
+	char err[512];
+	if (tcmu_parse_uio_name(uio_name, &un) < 0) {
+		vlog_err(NULL, "'%s' is not a TCMU device name: refused", uio_name);
+		return -EINVAL;
+	}
+	if (strcmp(un.subtype, VD_SUBTYPE)) {
+		/* vaaid replaces tcmu-runner on a host: nobody else serves other handlers. */
+		vlog_warn(un.dev, "backstore %s is user:%s, not user:%s: refused", un.dev, un.subtype,
+			  VD_SUBTYPE);
+		return -ENOENT;
+	}
+	if (find(ds, uio_name)) {
+		vlog_info(un.dev, "%s is already served", un.dev);
+		return 0;
+	}
+	if (ds->n >= VD_MAX_DEVICES) {
+		vlog_err(un.dev, "%s: too many devices (at most %d)", un.dev, VD_MAX_DEVICES);
+		return -ENOSPC;
+	}
+	struct vd_device *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->uio.fd = -1;
+	snprintf(d->uio_name, sizeof(d->uio_name), "%s", uio_name);
+	snprintf(d->hba, sizeof(d->hba), "%s", un.hba);
+	snprintf(d->dev, sizeof(d->dev), "%s", un.dev);
+	int rc = vd_parse_cfgstring(un.cfg, d->pool, sizeof(d->pool), d->volume, sizeof(d->volume),
+				    err, sizeof(err));
+	if (rc < 0) {
+		vlog_err(un.dev, "%s: %s", un.dev, err);
+		goto fail;
+	}
+	snprintf(d->label, sizeof(d->label), "%.60s (%s/%.64s)", un.dev, d->pool, d->volume);
+	struct vd_pool *vp = vd_pool_find(ds->env.pools, d->pool);
+	if (!vp) {
+		vlog_err(d->label, "%s: unknown pool '%s' (vaaictl pool list shows the pools)", un.dev,
+			 d->pool);
+		rc = -ENOENT;
+		goto fail;
+	}
+	if (vd_devices_uses(ds, d->pool, d->volume)) {
+		vlog_err(d->label, "%s: volume %s/%s is already served by another backstore: refused",
+			 un.dev, d->pool, d->volume);
+		rc = -EBUSY;
+		goto fail;
+	}
+	struct tcmu_lio_attrs la;
+	rc = tcmu_lio_read_attrs(ds->env.conf->configfs_root, un.hba, un.dev, &la);
+	if (rc < 0) {
+		vlog_err(d->label, "cannot read LIO attributes of %s: %s", un.dev, strerror(-rc));
+		goto fail;
+	}
+	if (la.hw_block_size != 512 && la.hw_block_size != 4096) {
+		vlog_err(d->label, "%s: hw_block_size %u is not supported (512 or 4096)", un.dev,
+			 la.hw_block_size);
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (la.write_cache > 0) {
+		vlog_err(d->label, "%s: emulate_write_cache=1 is refused: vaaid reports WCE=0 and "
+			 "completes writes only when durable", un.dev);
+		rc = -EINVAL;
+		goto fail;
+	}
+	d->vol = vpool_volume_find(vp->pool, d->volume);
+	if (!d->vol) {
+		if (!la.dev_size) {
+			vlog_err(d->label, "%s: LIO gives no size for the new volume", un.dev);
+			rc = -EINVAL;
+			goto fail;
+		}
+		rc = vpool_volume_create(vp->pool, d->volume, la.dev_size, la.hw_block_size, &d->vol);
+		if (rc < 0) {
+			vlog_err(d->label, "cannot create volume %s/%s (%" PRIu64 " bytes): %s", d->pool,
+				 d->volume, la.dev_size, strerror(-rc));
+			goto fail;
+		}
+		vlog_info(d->label, "volume %s/%s created thin, %" PRIu64 " bytes, %u-byte blocks",
+			  d->pool, d->volume, la.dev_size, la.hw_block_size);
+	}
+	struct vvol_info vi;
+	vvol_get_info(d->vol, &vi);
+	if (vi.block_size != la.hw_block_size) {
+		vlog_err(d->label, "%s: volume %s/%s has %u-byte blocks but hw_block_size is %u: refused",
+			 un.dev, d->pool, d->volume, vi.block_size, la.hw_block_size);
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (la.dev_size && la.dev_size < vi.size) {
+		vlog_err(d->label, "%s: size %" PRIu64 " is smaller than volume %s/%s (%" PRIu64
+			 " bytes): shrinking is refused", un.dev, la.dev_size, d->pool, d->volume, vi.size);
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (la.dev_size > vi.size) {
+		rc = vvol_grow(d->vol, la.dev_size);
+		if (rc < 0) {
+			vlog_err(d->label, "cannot grow %s/%s to %" PRIu64 ": %s", d->pool, d->volume,
+				 la.dev_size, strerror(-rc));
+			goto fail;
+		}
+		vlog_info(d->label, "volume %s/%s grown to %" PRIu64 " bytes", d->pool, d->volume,
+			  la.dev_size);
+	}
+	if (reset_ring) {
+		rc = tcmu_lio_reset_ring(ds->env.conf->configfs_root, un.hba, un.dev);
+		if (rc < 0)
+			vlog_warn(d->label, "%s: ring reset not available (%s): taking the ring as it is",
+				  un.dev, strerror(-rc));
+	}
+	rc = tcmu_uio_open(ds->env.conf->sysfs_root, ds->env.conf->dev_root, minor, &d->uio);
+	if (rc < 0) {
+		vlog_err(d->label, "cannot map /dev/uio%u: %s", minor, strerror(-rc));
+		goto fail;
+	}
+	/* VPD B0 MAXIMUM TRANSFER LENGTH within hw_max_sectors and the data area (SBC-4 6.6.4). */
+	uint64_t max_xfer = (uint64_t)la.hw_max_sectors * la.hw_block_size;
+	uint64_t area = data_area_bytes(&d->uio);
+	d->max_xfer = max_xfer < area ? max_xfer : area;
+	vaaid_lun_init(&d->lun, d->vol, d->max_xfer);
+	d->lun.name = d->label;
+	d->lun.xcopy_peer = dev_xcopy_peer;
+	d->lun.peer_arg = ds;
+	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
+			     &d->tdev);
+	if (rc < 0) {
+		vlog_err(d->label, "cannot attach the ring of %s: %s", un.dev, strerror(-rc));
+		goto fail;
+	}
+	ds->d[ds->n++] = d;
+	vlog_info(d->label, "serving %s as %s/%s (uio%u, max transfer %" PRIu64 " bytes)", un.dev,
+		  d->pool, d->volume, minor, d->max_xfer);
+	return 0;
+fail:
+	free_device(d);
+	return rc;
+}
+
+int vd_device_remove(struct vd_devices *ds, const char *uio_name)
+{
+	for (unsigned i = 0; i < ds->n; i++) {
+		struct vd_device *d = ds->d[i];
+		if (strcmp(d->uio_name, uio_name))
+			continue;
+		drain(ds, d);
+		vlog_info(d->label, "%s removed (volume %s/%s kept)", d->dev, d->pool, d->volume);
+		free_device(d);
+		ds->d[i] = ds->d[--ds->n];
+		return 0;
+	}
+	vlog_info(NULL, "remove of %s: not served here", uio_name);
+	return 0;
+}
+
+int vd_device_reconfig(struct vd_devices *ds, const char *uio_name, const char *cfg,
+		       const uint64_t *size, const int *writecache)
+{
+	struct vd_device *d = find(ds, uio_name);
+	if (!d) {
+		vlog_err(NULL, "reconfig of %s: not served here", uio_name);
+		return -ENODEV;
+	}
+	if (cfg) {
+		struct tcmu_uio_name un;
+		char cur[TCMU_NL_NAME_MAX];
+		tcmu_parse_uio_name(d->uio_name, &un); /* parsed fine when the device was added */
+		snprintf(cur, sizeof(cur), "%s/%s", un.subtype, un.cfg);
+		if (strcmp(cfg, cur)) {
+			vlog_err(d->label, "reconfig of %s: changing the cfgstring from '%s' to '%s' is "
+				 "refused (delete and create the backstore instead)", d->dev, cur, cfg);
+			return -EINVAL;
+		}
+	}
+	if (writecache && *writecache) {
+		vlog_err(d->label, "reconfig of %s: write cache is refused (WCE=0: writes complete "
+			 "only when durable)", d->dev);
+		return -EINVAL;
+	}
+	if (size) {
+		struct vvol_info vi;
+		vvol_get_info(d->vol, &vi);
+		if (*size < vi.size) {
+			vlog_err(d->label, "reconfig of %s: shrinking %s/%s from %" PRIu64 " to %" PRIu64
+				 " bytes is refused", d->dev, d->pool, d->volume, vi.size, *size);
+			return -EINVAL;
+		}
+		if (*size > vi.size) {
+			int rc = vvol_grow(d->vol, *size);
+			if (rc < 0) {
+				vlog_err(d->label, "cannot grow %s/%s: %s", d->pool, d->volume,
+					 strerror(-rc));
+				return rc;
+			}
+			vvol_get_info(d->vol, &vi);
+			d->lun.info.nblocks = vi.size / vi.block_size;
+			/* SPC-4 6.4 / SBC-4 4.11: CAPACITY DATA HAS CHANGED (2Ah/09h) after a resize. */
+			scsi_lun_post_ua(&d->lun, 0x2A09);
+			vlog_info(d->label, "%s grown to %" PRIu64 " bytes", d->dev, vi.size);
+		}
+	}
+	return 0;
+}
+
+int vd_devices_scan(struct vd_devices *ds)
+{
+	char path[512], name[TCMU_NL_NAME_MAX];
+	snprintf(path, sizeof(path), "%s/class/uio", ds->env.conf->sysfs_root);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	struct dirent *e;
+	int found = 0;
+	while ((e = readdir(dir))) {
+		unsigned minor;
+		char tail;
+		if (sscanf(e->d_name, "uio%u%c", &minor, &tail) != 1)
+			continue;
+		if (tcmu_uio_read_name(ds->env.conf->sysfs_root, minor, name, sizeof(name)) < 0)
+			continue;
+		struct tcmu_uio_name un;
+		if (tcmu_parse_uio_name(name, &un) < 0 || strcmp(un.subtype, VD_SUBTYPE))
+			continue;
+		if (vd_device_add(ds, name, minor, true) == 0)
+			found++;
+	}
+	closedir(dir);
+	return found;
+}
+
+void vd_devices_shutdown(struct vd_devices *ds)
+{
+	for (unsigned i = 0; i < ds->n; i++)
+		tcmu_dev_stop(ds->d[i]->tdev);
+	for (unsigned i = 0; i < ds->n; i++)
+		drain(ds, ds->d[i]);
+}
+
+void vd_devices_free(struct vd_devices *ds)
+{
+	if (!ds)
+		return;
+	for (unsigned i = 0; i < ds->n; i++)
+		free_device(ds->d[i]);
+	free(ds);
+}

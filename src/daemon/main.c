@@ -1,0 +1,329 @@
+/*
+ * vaaid: the daemon. Serves LIO user:vaai backstores from thin pools.
+ *
+ * How this works: configuration (defaults, then --config FILE), pools opened
+ * (the default pool is created in the state directory on first start), then
+ * one reactor serves everything: each TCMU device's ring, the pools' I/O, and
+ * poll operations on the netlink socket, a signalfd, the control socket and
+ * the D-Bus connection. Those poll callbacks only set flags; the loop below
+ * handles them between reactor iterations, because handling them may run
+ * synchronous control-path pool functions (volume create/grow), which drive
+ * the reactor themselves and must not run inside one of its callbacks.
+ *
+ * Startup order: pools, netlink (so that no ADDED_DEVICE is missed), the scan
+ * of devices that already exist (a restarted daemon serves live LUNs again),
+ * control socket, D-Bus. On SIGTERM/SIGINT: stop taking commands, let every
+ * in-flight command complete, checkpoint and close the pools, exit 0.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "vaaid/daemon.h"
+#include "vaaid/dbus.h"
+#include "vaaid/control.h"
+#include "vaaid/tcmu_nl.h"
+#include "vaaid/util.h"
+
+struct daemon {
+	struct vd_config conf;
+	struct vreactor *r;
+	struct vd_pools pools;
+	struct vd_devices *devs;
+	struct tcmu_nl *nl;
+	struct vd_control *ctl;
+	struct vd_dbus *bus;
+	int sig_fd;
+	struct vio_op nl_op, sig_op, ctl_op, bus_op;
+	bool nl_ready, sig_ready, ctl_ready, bus_ready, stop;
+};
+
+/* ---- poll callbacks: flags only */
+static void on_nl(void *arg, int res) { (void)res; ((struct daemon *)arg)->nl_ready = true; }
+static void on_sig(void *arg, int res) { (void)res; ((struct daemon *)arg)->sig_ready = true; }
+static void on_ctl(void *arg, int res) { (void)res; ((struct daemon *)arg)->ctl_ready = true; }
+static void on_bus(void *arg, int res) { (void)res; ((struct daemon *)arg)->bus_ready = true; }
+
+static int arm(struct daemon *dm, int fd, struct vio_op *op, vio_cb cb)
+{
+	vio_op_init(op, cb, dm);
+	return vreactor_poll_fd(dm->r, fd, op);
+}
+
+/* ---- netlink events */
+static int nl_added(void *arg, const struct tcmu_nl_event *ev)
+{
+	struct daemon *dm = arg;
+	return vd_device_add(dm->devs, ev->device, ev->minor, false);
+}
+
+static int nl_removed(void *arg, const struct tcmu_nl_event *ev)
+{
+	struct daemon *dm = arg;
+	return vd_device_remove(dm->devs, ev->device);
+}
+
+static int nl_reconfig(void *arg, const struct tcmu_nl_event *ev)
+{
+	struct daemon *dm = arg;
+	int wc = ev->writecache;
+	return vd_device_reconfig(dm->devs, ev->device, ev->has_cfg ? ev->cfg : NULL,
+				  ev->has_size ? &ev->size : NULL, ev->has_writecache ? &wc : NULL);
+}
+
+static const struct tcmu_nl_ops nl_ops = {
+	.added = nl_added,
+	.removed = nl_removed,
+	.reconfig = nl_reconfig,
+};
+
+/* CheckConfig from targetcli: "vaai/<pool>/<volume>" */
+static int check_cfg(void *arg, const char *cfg, char *msg, size_t len)
+{
+	struct daemon *dm = arg;
+	char pool[VD_POOL_NAME_MAX + 1], vol[VPOOL_NAME_MAX + 1];
+	size_t sl = strlen(VD_SUBTYPE);
+	if (strncmp(cfg, VD_SUBTYPE "/", sl + 1)) {
+		snprintf(msg, len, "'%s' is not a %s configuration", cfg, VD_SUBTYPE);
+		return -EINVAL;
+	}
+	int rc = vd_parse_cfgstring(cfg + sl + 1, pool, sizeof(pool), vol, sizeof(vol), msg, len);
+	if (rc < 0)
+		return rc;
+	if (!vd_pool_find(&dm->pools, pool)) {
+		snprintf(msg, len, "unknown pool '%s' (vaaictl pool list shows the pools)", pool);
+		return -ENOENT;
+	}
+	if (vd_devices_uses(dm->devs, pool, vol)) {
+		snprintf(msg, len, "volume %s/%s is already served by another backstore", pool, vol);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vaaid [--config FILE] [--state-dir DIR] [--log-level err|warn|info|debug]\n"
+		"             [--control-socket PATH] [--no-dbus]\n"
+		"Serves LIO user:vaai backstores (cfgstring <pool>/<volume>) from thin pools.\n"
+		"Without --config, /etc/vaaid/vaaid.conf is read when it exists.\n");
+}
+
+static int parse_args(struct daemon *dm, int argc, char **argv, bool *no_dbus)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"state-dir", required_argument, NULL, 's'},
+		{"log-level", required_argument, NULL, 'l'},
+		{"control-socket", required_argument, NULL, 'S'},
+		{"sysfs-root", required_argument, NULL, 1},
+		{"configfs-root", required_argument, NULL, 2},
+		{"dev-root", required_argument, NULL, 3},
+		{"no-dbus", no_argument, NULL, 4},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	const char *config = NULL, *state = NULL, *level = NULL, *sock = NULL;
+	const char *roots[3] = {NULL, NULL, NULL};
+	int c;
+	while ((c = getopt_long(argc, argv, "c:s:l:S:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config = optarg; break;
+		case 's': state = optarg; break;
+		case 'l': level = optarg; break;
+		case 'S': sock = optarg; break;
+		case 1: case 2: case 3: roots[c - 1] = optarg; break;
+		case 4: *no_dbus = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vaaid: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return -EINVAL;
+	}
+	vd_config_defaults(&dm->conf);
+	char err[600];
+	if (!config && access("/etc/vaaid/vaaid.conf", F_OK) == 0)
+		config = "/etc/vaaid/vaaid.conf";
+	if (config && vd_config_load(&dm->conf, config, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vaaid: %s\n", err);
+		return -EINVAL;
+	}
+	if (state) {
+		if (state[0] != '/' || strlen(state) >= sizeof(dm->conf.state_dir)) {
+			fprintf(stderr, "vaaid: --state-dir '%s' must be an absolute path\n", state);
+			return -EINVAL;
+		}
+		snprintf(dm->conf.state_dir, sizeof(dm->conf.state_dir), "%s", state);
+	}
+	if (sock) {
+		if (sock[0] != '/' || strlen(sock) >= sizeof(dm->conf.control_socket)) {
+			fprintf(stderr, "vaaid: --control-socket '%s' must be an absolute path\n", sock);
+			return -EINVAL;
+		}
+		snprintf(dm->conf.control_socket, sizeof(dm->conf.control_socket), "%s", sock);
+	}
+	if (level) {
+		static const char *names[] = {"err", "warn", "info", "debug"};
+		int l = -1;
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(level, names[i]))
+				l = i;
+		if (l < 0) {
+			fprintf(stderr, "vaaid: --log-level '%s' is not one of err, warn, info, debug\n",
+				level);
+			return -EINVAL;
+		}
+		dm->conf.log_level = l;
+	}
+	char *dst[3] = {dm->conf.sysfs_root, dm->conf.configfs_root, dm->conf.dev_root};
+	for (int i = 0; i < 3; i++)
+		if (roots[i])
+			snprintf(dst[i], sizeof(dm->conf.sysfs_root), "%s", roots[i]);
+	/* pools created with vaaictl are remembered in the state directory */
+	char extra[VD_PATH_MAX + 32];
+	snprintf(extra, sizeof(extra), "%s/pools.conf", dm->conf.state_dir);
+	if (access(extra, F_OK) == 0 && vd_config_load(&dm->conf, extra, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vaaid: %s\n", err);
+		return -EINVAL;
+	}
+	vd_config_finish(&dm->conf);
+	return 0;
+}
+
+static void handle_signals(struct daemon *dm)
+{
+	struct signalfd_siginfo si;
+	while (read(dm->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			vlog_info(NULL, "signal %u: stopping (in-flight commands complete first)",
+				  si.ssi_signo);
+			dm->stop = true;
+		}
+	}
+}
+
+static int loop(struct daemon *dm)
+{
+	while (!dm->stop) {
+		int rc = vreactor_run_once(dm->r, -1);
+		if (rc < 0 && rc != -EINTR) {
+			vlog_err(NULL, "reactor: %s", strerror(-rc));
+			return rc;
+		}
+		if (dm->sig_ready) {
+			dm->sig_ready = false;
+			handle_signals(dm);
+			arm(dm, dm->sig_fd, &dm->sig_op, on_sig);
+		}
+		if (dm->nl_ready) {
+			dm->nl_ready = false;
+			if (tcmu_nl_dispatch(dm->nl) == -EBADF)
+				return -EBADF;
+			arm(dm, tcmu_nl_fd(dm->nl), &dm->nl_op, on_nl);
+		}
+		if (dm->ctl_ready) {
+			dm->ctl_ready = false;
+			vd_control_handle(dm->ctl);
+			arm(dm, vd_control_fd(dm->ctl), &dm->ctl_op, on_ctl);
+		}
+		if (dm->bus_ready) {
+			dm->bus_ready = false;
+			vd_dbus_process(dm->bus);
+			arm(dm, vd_dbus_fd(dm->bus), &dm->bus_op, on_bus);
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon *dm = calloc(1, sizeof(*dm));
+	bool no_dbus = false;
+	char err[1200];
+	if (!dm)
+		return 1;
+	dm->sig_fd = -1;
+	if (parse_args(dm, argc, argv, &no_dbus) < 0)
+		return 2;
+	vlog_set_level((enum vlog_level)dm->conf.log_level);
+	int rc = vreactor_create(1024, &dm->r);
+	if (rc < 0) {
+		vlog_err(NULL, "io_uring setup failed: %s", strerror(-rc));
+		return 1;
+	}
+	rc = vd_pools_open(&dm->pools, &dm->conf, dm->r, err, sizeof(err));
+	if (rc < 0) {
+		vlog_err(NULL, "%s", err);
+		return 1;
+	}
+	struct vd_env env = {.r = dm->r, .pools = &dm->pools, .conf = &dm->conf};
+	if (vd_devices_new(&env, &dm->devs) < 0)
+		return 1;
+	rc = tcmu_nl_open(&nl_ops, dm, &dm->nl);
+	if (rc == -ENOENT) {
+		vlog_err(NULL, "the kernel has no TCM-USER netlink family: load target_core_user "
+			 "(modprobe target_core_user) and start vaaid again");
+		return 1;
+	}
+	if (rc < 0) {
+		vlog_err(NULL, "netlink: %s", strerror(-rc));
+		return 1;
+	}
+	if (!tcmu_nl_replies(dm->nl))
+		vlog_warn(NULL, "this kernel does not wait for netlink replies: errors on attach are "
+			  "only logged");
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	dm->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (dm->sig_fd < 0) {
+		vlog_err(NULL, "signalfd: %s", strerror(errno));
+		return 1;
+	}
+	int n = vd_devices_scan(dm->devs);
+	if (n > 0)
+		vlog_info(NULL, "picked up %d existing device(s)", n);
+	rc = vd_control_open(&dm->conf, dm->r, &dm->pools, dm->devs, &dm->ctl);
+	if (rc < 0) {
+		vlog_err(NULL, "control socket %s: %s", dm->conf.control_socket, strerror(-rc));
+		return 1;
+	}
+	if (!no_dbus) {
+		rc = vd_dbus_open(check_cfg, dm, &dm->bus);
+		if (rc < 0)
+			vlog_warn(NULL, "D-Bus service org.kernel.TCMUService1 not available (%s): "
+				  "targetcli will not list user:vaai", strerror(-rc));
+	}
+	arm(dm, dm->sig_fd, &dm->sig_op, on_sig);
+	arm(dm, tcmu_nl_fd(dm->nl), &dm->nl_op, on_nl);
+	arm(dm, vd_control_fd(dm->ctl), &dm->ctl_op, on_ctl);
+	if (dm->bus)
+		arm(dm, vd_dbus_fd(dm->bus), &dm->bus_op, on_bus);
+	vlog_info(NULL, "vaaid ready: %u pool(s), state directory %s", dm->pools.n,
+		  dm->conf.state_dir);
+	rc = loop(dm);
+	vd_devices_shutdown(dm->devs);
+	vd_devices_free(dm->devs);
+	vd_pools_close(&dm->pools);
+	vd_control_close(dm->ctl);
+	vd_dbus_close(dm->bus);
+	tcmu_nl_close(dm->nl);
+	/* the poll ops still queued die with the ring: vreactor_destroy runs no callback */
+	vreactor_destroy(dm->r);
+	close(dm->sig_fd);
+	free(dm);
+	vlog_info(NULL, "vaaid stopped");
+	return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,156 @@
+/*
+ * The daemon's pools: open every configured pool at start (a missing file is
+ * created sparse and formatted), create new ones on request, close at exit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vaaid/daemon.h"
+#include "vaaid/util.h"
+
+struct vd_pool *vd_pool_find(struct vd_pools *ps, const char *name)
+{
+	for (unsigned i = 0; i < ps->n; i++)
+		if (!strcmp(ps->p[i].name, name))
+			return &ps->p[i];
+	return NULL;
+}
+
+static int mkdirs_for(const char *path)
+{
+	char buf[VD_PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *s = buf + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return 0;
+}
+
+static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t errlen)
+{
+	struct vpool_open_report rep;
+	memset(&rep, 0, sizeof(rep));
+	int rc = vblk_uring_open(r, vp->path, 0, &vp->dev);
+	if (rc < 0) {
+		snprintf(err, errlen, "pool '%s': cannot open %s: %s", vp->name, vp->path, strerror(-rc));
+		return rc;
+	}
+	rc = vpool_open_ex(vp->dev, 0, &vp->pool, &rep);
+	if (rc < 0) {
+		snprintf(err, errlen, "pool '%s' (%s) cannot be opened: %s%s%s", vp->name, vp->path,
+			 strerror(-rc), rep.error[0] ? ": " : "", rep.error);
+		vblk_close(vp->dev);
+		vp->dev = NULL;
+		return rc;
+	}
+	vlog_info(vp->name, "pool %s opened (%s): journal replayed %llu commit(s)", vp->name, vp->path,
+		  (unsigned long long)rep.commits);
+	return 0;
+}
+
+static int create_one(struct vd_pool *vp, struct vreactor *r, uint64_t size, uint32_t extent,
+		      char *err, size_t errlen)
+{
+	int rc = mkdirs_for(vp->path);
+	if (rc < 0) {
+		snprintf(err, errlen, "pool '%s': cannot create the directory of %s: %s", vp->name,
+			 vp->path, strerror(-rc));
+		return rc;
+	}
+	rc = vblk_uring_open(r, vp->path, size, &vp->dev);
+	if (rc < 0) {
+		snprintf(err, errlen, "pool '%s': cannot create %s: %s", vp->name, vp->path,
+			 strerror(-rc));
+		return rc;
+	}
+	struct vpool_params prm = {.size = size, .extent_size = extent};
+	rc = vpool_format(vp->dev, &prm);
+	vblk_close(vp->dev);
+	vp->dev = NULL;
+	if (rc < 0) {
+		snprintf(err, errlen, "pool '%s': cannot format %s: %s", vp->name, vp->path,
+			 strerror(-rc));
+		unlink(vp->path);
+		return rc;
+	}
+	vlog_info(vp->name, "pool %s created: %s, %llu bytes", vp->name, vp->path,
+		  (unsigned long long)size);
+	return open_one(vp, r, err, errlen);
+}
+
+int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreactor *r, char *err,
+		  size_t errlen)
+{
+	memset(ps, 0, sizeof(*ps));
+	for (unsigned i = 0; i < c->n_pools; i++) {
+		const struct vd_pool_conf *pc = &c->pools[i];
+		struct vd_pool *vp = &ps->p[ps->n];
+		snprintf(vp->name, sizeof(vp->name), "%s", pc->name);
+		snprintf(vp->path, sizeof(vp->path), "%s", pc->path);
+		struct stat st;
+		int rc = stat(pc->path, &st) == 0 ? open_one(vp, r, err, errlen)
+						   : create_one(vp, r, pc->size, pc->extent, err, errlen);
+		if (rc < 0)
+			return rc;
+		ps->n++;
+	}
+	return 0;
+}
+
+int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, const char *path,
+		   uint64_t size, uint32_t extent, char *err, size_t errlen)
+{
+	struct stat st;
+	if (!vd_valid_name(name, VD_POOL_NAME_MAX)) {
+		snprintf(err, errlen, "bad pool name '%s' (letters, digits, _ . -; at most 32)", name);
+		return -EINVAL;
+	}
+	if (vd_pool_find(ps, name)) {
+		snprintf(err, errlen, "pool '%s' already exists", name);
+		return -EEXIST;
+	}
+	if (path[0] != '/' || strlen(path) >= VD_PATH_MAX) {
+		snprintf(err, errlen, "pool path '%s' must be an absolute path", path);
+		return -EINVAL;
+	}
+	if (stat(path, &st) == 0) {
+		snprintf(err, errlen, "%s already exists (pool create never overwrites)", path);
+		return -EEXIST;
+	}
+	if (ps->n >= VD_MAX_POOLS) {
+		snprintf(err, errlen, "too many pools (at most %d)", VD_MAX_POOLS);
+		return -ENOSPC;
+	}
+	struct vd_pool *vp = &ps->p[ps->n];
+	memset(vp, 0, sizeof(*vp));
+	snprintf(vp->name, sizeof(vp->name), "%s", name);
+	snprintf(vp->path, sizeof(vp->path), "%s", path);
+	int rc = create_one(vp, r, size, extent, err, errlen);
+	if (rc == 0)
+		ps->n++;
+	return rc;
+}
+
+void vd_pools_close(struct vd_pools *ps)
+{
+	for (unsigned i = 0; i < ps->n; i++) {
+		struct vd_pool *vp = &ps->p[i];
+		if (vp->pool) {
+			int rc = vpool_close(vp->pool);
+			if (rc < 0)
+				vlog_err(vp->name, "closing pool %s: %s", vp->name, strerror(-rc));
+		}
+		vblk_close(vp->dev);
+		vp->pool = NULL;
+		vp->dev = NULL;
+	}
+	ps->n = 0;
+}

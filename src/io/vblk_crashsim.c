@@ -1,0 +1,786 @@
+/*
+ * vblk_crashsim: a crash-simulating block device (the SQLite crash-VFS idea).
+ *
+ * How this works:
+ *   - Two images of the whole device: "visible" (what reads return: every
+ *     write applied at submission, in submission order) and "durable" (what
+ *     survives a power loss). Both are calloc'd, so untouched pages cost
+ *     nothing.
+ *   - Every write is also kept in a pending list (seq order) with a copy of
+ *     its data until it becomes durable: a DSYNC write when its callback runs;
+ *     any write whose callback ran before a flush was submitted, when that
+ *     flush's callback runs (a logical clock orders callbacks and flush
+ *     submissions). When a write becomes durable, the overlapping part of each
+ *     older pending write is overwritten with the newer data, so applying the
+ *     older one later can never resurrect stale bytes.
+ *   - Completions are never delivered from inside the submitting call: they
+ *     go into a device-owned FIFO, and a "kick" (a NOP SQE on the reactor whose
+ *     user_data is the device's embedded vio_op) delivers the FIFO from the
+ *     reactor loop. A NOP instead of vreactor_defer keeps the device free of
+ *     any pointer into a reactor's queue: if the reactor is destroyed with the
+ *     kick in flight, nothing dangles; if it survives, an extra kick finds an
+ *     empty FIFO.
+ *   - Crash (armed countdown over write/flush submissions, or crash_now):
+ *     each pending write, in a random order from a seeded splitmix64, is
+ *     dropped, applied, or torn (every 512-byte sector applied or not). The
+ *     device is then dead: queued write/flush completions are discarded,
+ *     reads complete with -EIO, new writes/flushes/allocates are accepted and
+ *     never complete. A generation counter makes a delivery batch already
+ *     taken off the FIFO notice a crash that happens in one of its callbacks.
+ *   - power_on: visible := durable, the FIFO is freed (its callers belong to
+ *     the old life), attach to the given reactor.
+ *   - close: write the durable image back to the file (non-zero 4 KiB blocks
+ *     only, so zero blocks stay holes) and free everything. Close (like any
+ *     device) must not be followed by running a reactor that still holds one
+ *     of its kicks; destroying that reactor is fine.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "vaaid/io.h"
+
+#define CS_BLOCK 4096u
+
+struct pwrite { /* a write that is not durable yet */
+	struct pwrite *prev, *next;
+	uint64_t seq, off;
+	size_t len;
+	bool dsync, cb_done;
+	uint64_t done_clock; /* when its callback ran */
+	uint8_t data[];
+};
+
+enum cs_kind { CS_READ, CS_WRITE, CS_FLUSH, CS_ALLOC };
+
+struct cs_comp { /* a completion waiting for delivery */
+	struct cs_comp *next;
+	enum cs_kind kind;
+	struct vio_op *user;
+	int res;
+	struct pwrite *pw;    /* CS_WRITE */
+	uint64_t flush_clock; /* CS_FLUSH: submission time */
+};
+
+struct csdev {
+	struct vblk b;
+	uint8_t *visible, *durable;
+	char *path; /* NULL: memory only */
+	struct pwrite *p_head, *p_tail;
+	size_t npending;
+	struct cs_comp *c_head, *c_tail;
+	struct vio_op kick;
+	bool kick_pending;
+	bool dead;
+	uint64_t gen, seq, clock, io_count, arm_left, rng;
+};
+
+static const struct vblk_ops cs_ops;
+
+static struct csdev *to_cs(struct vblk *b) { return (struct csdev *)b; }
+
+/* ------------------------------------------------------------------- PRNG */
+
+static uint64_t cs_rand(struct csdev *d)
+{
+	uint64_t z = (d->rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* --------------------------------------------------------- pending writes */
+
+static void pending_unlink(struct csdev *d, struct pwrite *pw)
+{
+	if (pw->prev)
+		pw->prev->next = pw->next;
+	else
+		d->p_head = pw->next;
+	if (pw->next)
+		pw->next->prev = pw->prev;
+	else
+		d->p_tail = pw->prev;
+	d->npending--;
+}
+
+static void pending_append(struct csdev *d, struct pwrite *pw)
+{
+	pw->next = NULL;
+	pw->prev = d->p_tail;
+	if (d->p_tail)
+		d->p_tail->next = pw;
+	else
+		d->p_head = pw;
+	d->p_tail = pw;
+	d->npending++;
+}
+
+static void pending_free_all(struct csdev *d)
+{
+	while (d->p_head) {
+		struct pwrite *pw = d->p_head;
+		pending_unlink(d, pw);
+		free(pw);
+	}
+}
+
+/* Older pending writes take the newer data where they overlap pw. */
+static void patch_older(struct csdev *d, const struct pwrite *pw)
+{
+	for (struct pwrite *q = d->p_head; q && q->seq < pw->seq; q = q->next) {
+		uint64_t lo = q->off > pw->off ? q->off : pw->off;
+		uint64_t qe = q->off + q->len, pe = pw->off + pw->len;
+		uint64_t hi = qe < pe ? qe : pe;
+		if (lo < hi)
+			memcpy(q->data + (lo - q->off), pw->data + (lo - pw->off), hi - lo);
+	}
+}
+
+static void make_durable(struct csdev *d, struct pwrite *pw)
+{
+	memcpy(d->durable + pw->off, pw->data, pw->len);
+	patch_older(d, pw);
+	pending_unlink(d, pw);
+	free(pw);
+}
+
+/* Flush: every write whose callback ran before the flush was submitted. */
+static void flush_durable(struct csdev *d, uint64_t flush_clock)
+{
+	struct pwrite *pw = d->p_head;
+	while (pw) {
+		struct pwrite *next = pw->next;
+		if (pw->cb_done && pw->done_clock < flush_clock)
+			make_durable(d, pw);
+		pw = next;
+	}
+}
+
+/* ------------------------------------------------------------------ crash */
+
+static void crash_one(struct csdev *d, const struct pwrite *pw)
+{
+	uint64_t how = cs_rand(d) % 3;
+	if (how == 0)
+		return; /* dropped */
+	if (how == 1) {
+		memcpy(d->durable + pw->off, pw->data, pw->len);
+		return;
+	}
+	for (size_t s = 0; s < pw->len; s += VBLK_SECTOR) /* torn */
+		if (cs_rand(d) & 1)
+			memcpy(d->durable + pw->off + s, pw->data + s, VBLK_SECTOR);
+}
+
+/* Every pending write, in a random order, is dropped, applied or torn. */
+static void crash_pending(struct csdev *d)
+{
+	size_t n = d->npending;
+	struct pwrite **v = n ? malloc(n * sizeof(*v)) : NULL;
+	if (!v) { /* nothing pending, or no memory: seq order */
+		for (struct pwrite *pw = d->p_head; pw; pw = pw->next)
+			crash_one(d, pw);
+		pending_free_all(d);
+		return;
+	}
+	size_t i = 0;
+	for (struct pwrite *pw = d->p_head; pw; pw = pw->next)
+		v[i++] = pw;
+	for (i = n; i > 1; i--) {
+		size_t j = cs_rand(d) % i;
+		struct pwrite *t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+	for (i = 0; i < n; i++)
+		crash_one(d, v[i]);
+	free(v);
+	pending_free_all(d);
+}
+
+/* Queued completions: writes/flushes/allocates vanish, reads fail. */
+static void comps_after_crash(struct csdev *d)
+{
+	struct cs_comp *c = d->c_head, *keep_head = NULL, *keep_tail = NULL;
+	while (c) {
+		struct cs_comp *next = c->next;
+		if (c->kind == CS_READ) {
+			c->res = -EIO;
+			c->next = NULL;
+			if (keep_tail)
+				keep_tail->next = c;
+			else
+				keep_head = c;
+			keep_tail = c;
+		} else {
+			free(c);
+		}
+		c = next;
+	}
+	d->c_head = keep_head;
+	d->c_tail = keep_tail;
+}
+
+static void cs_crash(struct csdev *d)
+{
+	if (d->dead)
+		return;
+	crash_pending(d);
+	comps_after_crash(d);
+	d->dead = true;
+	d->arm_left = 0;
+	d->gen++;
+}
+
+/* Count a write/flush submission; true when the armed crash fires on it. */
+static bool count_io(struct csdev *d)
+{
+	d->io_count++;
+	if (d->arm_left == 0 || --d->arm_left > 0)
+		return false;
+	cs_crash(d);
+	return true;
+}
+
+/* ------------------------------------------------------------- completion */
+
+static void comps_free_all(struct csdev *d)
+{
+	while (d->c_head) {
+		struct cs_comp *c = d->c_head;
+		d->c_head = c->next;
+		free(c);
+	}
+	d->c_tail = NULL;
+}
+
+static void comp_enqueue(struct csdev *d, struct cs_comp *c)
+{
+	c->next = NULL;
+	if (d->c_tail)
+		d->c_tail->next = c;
+	else
+		d->c_head = c;
+	d->c_tail = c;
+}
+
+static void deliver(struct csdev *d, struct cs_comp *c)
+{
+	struct vio_op *user = c->user;
+	int res = c->res;
+	if (c->kind == CS_WRITE) {
+		c->pw->cb_done = true;
+		c->pw->done_clock = ++d->clock;
+		if (c->pw->dsync)
+			make_durable(d, c->pw);
+		d->b.stats.bytes_written += (uint64_t)res;
+	} else if (c->kind == CS_FLUSH) {
+		flush_durable(d, c->flush_clock);
+	} else if (c->kind == CS_READ && res > 0) {
+		d->b.stats.bytes_read += (uint64_t)res;
+	}
+	free(c);
+	user->cb(user->arg, res);
+}
+
+/* A completion of an earlier life of the device (a crash happened meanwhile). */
+static void deliver_stale(struct cs_comp *c)
+{
+	struct vio_op *user = c->user;
+	bool is_read = c->kind == CS_READ;
+	free(c);
+	if (is_read)
+		user->cb(user->arg, -EIO);
+}
+
+/* The kick: deliver what is queued now; later completions get a new kick. */
+static void kick_cb(void *arg, int res)
+{
+	(void)res;
+	struct csdev *d = arg;
+	d->kick_pending = false;
+	struct cs_comp *c = d->c_head;
+	d->c_head = d->c_tail = NULL;
+	uint64_t gen = d->gen;
+	while (c) {
+		struct cs_comp *next = c->next;
+		if (d->gen == gen)
+			deliver(d, c);
+		else
+			deliver_stale(c);
+		c = next;
+	}
+}
+
+static int ensure_kick(struct csdev *d)
+{
+	if (d->kick_pending)
+		return 0;
+	struct io_uring_sqe *sqe = vreactor_get_sqe(d->b.reactor);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data(sqe, &d->kick);
+	d->kick_pending = true;
+	return 0;
+}
+
+static struct cs_comp *comp_new(enum cs_kind kind, struct vio_op *user, int res)
+{
+	struct cs_comp *c = calloc(1, sizeof(*c));
+	if (c) {
+		c->kind = kind;
+		c->user = user;
+		c->res = res;
+	}
+	return c;
+}
+
+/* Queue a completion (kick first, so failure leaves nothing behind). */
+static int queue_comp(struct csdev *d, enum cs_kind kind, struct vio_op *user, int res,
+		      struct cs_comp **out)
+{
+	struct cs_comp *c = comp_new(kind, user, res);
+	if (!c)
+		return -ENOMEM;
+	int rc = ensure_kick(d);
+	if (rc < 0) {
+		free(c);
+		return rc;
+	}
+	comp_enqueue(d, c);
+	if (out)
+		*out = c;
+	return 0;
+}
+
+/* -------------------------------------------------------------- submission */
+
+static int64_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	if (!iov || iovcnt <= 0 || iovcnt > IOV_MAX)
+		return -EINVAL;
+	uint64_t total = 0;
+	for (int i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	if (total == 0 || total % VBLK_SECTOR || total > INT_MAX)
+		return -EINVAL;
+	return (int64_t)total;
+}
+
+static int check_range(const struct vblk *b, uint64_t off, uint64_t len)
+{
+	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > b->size || len > b->size - off)
+		return -EINVAL;
+	return 0;
+}
+
+/* Validate an I/O; returns its length or -errno. */
+static int64_t check_io(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+			const struct vio_op *op)
+{
+	int64_t total = iov_total(iov, iovcnt);
+	if (total < 0)
+		return total;
+	if (!op || !op->cb)
+		return -EINVAL;
+	int rc = check_range(b, off, (uint64_t)total);
+	return rc < 0 ? rc : total;
+}
+
+static int cs_readv(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		    struct vio_op *op)
+{
+	struct csdev *d = to_cs(b);
+	int64_t total = check_io(b, iov, iovcnt, off, op);
+	if (total < 0)
+		return (int)total;
+	int rc = queue_comp(d, CS_READ, op, d->dead ? -EIO : (int)total, NULL);
+	if (rc < 0)
+		return rc;
+	b->stats.read_ops++;
+	if (d->dead)
+		return 0;
+	const uint8_t *src = d->visible + off;
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(iov[i].iov_base, src, iov[i].iov_len);
+		src += iov[i].iov_len;
+	}
+	return 0;
+}
+
+static struct pwrite *pwrite_new(const struct iovec *iov, int iovcnt, uint64_t off, size_t len,
+				 unsigned flags)
+{
+	struct pwrite *pw = malloc(sizeof(*pw) + len);
+	if (!pw)
+		return NULL;
+	memset(pw, 0, sizeof(*pw));
+	pw->off = off;
+	pw->len = len;
+	pw->dsync = flags & VBLK_DSYNC;
+	uint8_t *dst = pw->data;
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		dst += iov[i].iov_len;
+	}
+	return pw;
+}
+
+static int cs_writev(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		     unsigned flags, struct vio_op *op)
+{
+	struct csdev *d = to_cs(b);
+	int64_t total = check_io(b, iov, iovcnt, off, op);
+	if (total < 0)
+		return (int)total;
+	if (d->dead || count_io(d))
+		return 0; /* the power is off: accepted, never completed */
+	struct pwrite *pw = pwrite_new(iov, iovcnt, off, (size_t)total, flags);
+	if (!pw)
+		return -ENOMEM;
+	struct cs_comp *c;
+	int rc = queue_comp(d, CS_WRITE, op, (int)total, &c);
+	if (rc < 0) {
+		free(pw);
+		return rc;
+	}
+	c->pw = pw;
+	pw->seq = ++d->seq;
+	pending_append(d, pw);
+	memcpy(d->visible + off, pw->data, pw->len);
+	b->stats.write_ops++;
+	return 0;
+}
+
+static int cs_flush(struct vblk *b, struct vio_op *op)
+{
+	struct csdev *d = to_cs(b);
+	if (!op || !op->cb)
+		return -EINVAL;
+	if (d->dead || count_io(d))
+		return 0;
+	struct cs_comp *c;
+	int rc = queue_comp(d, CS_FLUSH, op, 0, &c);
+	if (rc < 0)
+		return rc;
+	c->flush_clock = ++d->clock;
+	b->stats.flush_ops++;
+	return 0;
+}
+
+static int cs_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
+{
+	struct csdev *d = to_cs(b);
+	if (!op || !op->cb || len == 0)
+		return -EINVAL;
+	int rc = check_range(b, off, len);
+	if (rc < 0)
+		return rc;
+	if (d->dead)
+		return 0;
+	return queue_comp(d, CS_ALLOC, op, 0, NULL);
+}
+
+static int grow_image(uint8_t **img, uint64_t old_size, uint64_t new_size)
+{
+	uint8_t *p = realloc(*img, new_size);
+	if (!p)
+		return -ENOMEM;
+	memset(p + old_size, 0, new_size - old_size);
+	*img = p;
+	return 0;
+}
+
+static int cs_grow(struct vblk *b, uint64_t new_size)
+{
+	struct csdev *d = to_cs(b);
+	if (d->dead)
+		return -EIO;
+	if (new_size < b->size || new_size % VBLK_SECTOR || new_size > SIZE_MAX)
+		return -EINVAL;
+	int rc = grow_image(&d->visible, b->size, new_size);
+	if (rc == 0)
+		rc = grow_image(&d->durable, b->size, new_size);
+	if (rc == 0)
+		b->size = new_size; /* on failure visible may be larger: harmless */
+	return rc;
+}
+
+/* ------------------------------------------------------------ file image */
+
+static bool block_is_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off)
+{
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int pread_all(int fd, uint8_t *p, size_t len, uint64_t off)
+{
+	while (len > 0) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Write runs of non-zero 4 KiB blocks; zero blocks stay holes. */
+static int write_image(int fd, const uint8_t *img, uint64_t size)
+{
+	uint64_t run = 0;
+	bool in_run = false;
+	for (uint64_t off = 0; off < size; off += CS_BLOCK) {
+		size_t n = size - off < CS_BLOCK ? (size_t)(size - off) : CS_BLOCK;
+		bool zero = block_is_zero(img + off, n);
+		if (!zero && !in_run) {
+			run = off;
+			in_run = true;
+		} else if (zero && in_run) {
+			int rc = pwrite_all(fd, img + run, off - run, run);
+			if (rc < 0)
+				return rc;
+			in_run = false;
+		}
+	}
+	return in_run ? pwrite_all(fd, img + run, size - run, run) : 0;
+}
+
+static int save_image(const char *path, const uint8_t *img, uint64_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)size) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = write_image(fd, img, size);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* Read the data regions of fd into img (holes are already zero). */
+static int load_image(int fd, uint8_t *img, uint64_t size)
+{
+	uint64_t off = 0;
+	while (off < size) {
+		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
+		if (data < 0)
+			return errno == ENXIO ? 0 : pread_all(fd, img + off, size - off, off);
+		if ((uint64_t)data >= size)
+			return 0;
+		off_t hole = lseek(fd, data, SEEK_HOLE);
+		uint64_t end = hole < 0 || (uint64_t)hole > size ? size : (uint64_t)hole;
+		int rc = pread_all(fd, img + data, end - (uint64_t)data, (uint64_t)data);
+		if (rc < 0)
+			return rc;
+		off = end;
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------- open / close */
+
+static void cs_free(struct csdev *d)
+{
+	pending_free_all(d);
+	comps_free_all(d);
+	free(d->visible);
+	free(d->durable);
+	free(d->path);
+	free(d);
+}
+
+static void cs_close(struct vblk *b)
+{
+	struct csdev *d = to_cs(b);
+	if (d->path) {
+		int rc = save_image(d->path, d->durable, b->size);
+		if (rc < 0)
+			fprintf(stderr, "vaaid: %s: cannot save the crashsim image: %s\n", d->path,
+				strerror(-rc));
+	}
+	cs_free(d);
+}
+
+static const struct vblk_ops cs_ops = {
+	.readv = cs_readv,
+	.writev = cs_writev,
+	.flush = cs_flush,
+	.allocate = cs_allocate,
+	.grow = cs_grow,
+	.close = cs_close,
+};
+
+static int cs_new(struct vreactor *r, uint64_t size, uint64_t seed, struct csdev **out)
+{
+	if (!r || !out || size == 0 || size % VBLK_SECTOR || size > SIZE_MAX)
+		return -EINVAL;
+	struct csdev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->visible = calloc(1, (size_t)size);
+	d->durable = calloc(1, (size_t)size);
+	if (!d->visible || !d->durable) {
+		cs_free(d);
+		return -ENOMEM;
+	}
+	d->b.ops = &cs_ops;
+	d->b.reactor = r;
+	d->b.size = size;
+	d->rng = seed;
+	vio_op_init(&d->kick, kick_cb, d);
+	*out = d;
+	return 0;
+}
+
+int vblk_crashsim_create_mem(struct vreactor *r, uint64_t size, uint64_t seed, struct vblk **out)
+{
+	struct csdev *d;
+	int rc = cs_new(r, size, seed, &d);
+	if (rc < 0)
+		return rc;
+	*out = &d->b;
+	return 0;
+}
+
+/* Create path (must not exist) with create_size bytes of zeros. */
+static int cs_create_file(const char *path, uint64_t create_size)
+{
+	if (create_size % VBLK_SECTOR)
+		return -EINVAL;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int rc = ftruncate(fd, (off_t)create_size) < 0 ? -errno : 0;
+	close(fd);
+	if (rc < 0)
+		unlink(path);
+	return rc;
+}
+
+/* Open an existing image file: size, then content. */
+static int cs_open_existing(struct vreactor *r, const char *path, uint64_t seed,
+			    struct csdev **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int rc = fstat(fd, &st) < 0 ? -errno : 0;
+	if (rc == 0 && !S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	struct csdev *d = NULL;
+	if (rc == 0)
+		rc = cs_new(r, (uint64_t)st.st_size, seed, &d);
+	if (rc == 0)
+		rc = load_image(fd, d->durable, d->b.size);
+	close(fd);
+	if (rc < 0) {
+		if (d)
+			cs_free(d);
+		return rc;
+	}
+	memcpy(d->visible, d->durable, (size_t)d->b.size);
+	*out = d;
+	return 0;
+}
+
+int vblk_crashsim_open(struct vreactor *r, const char *path, uint64_t create_size, uint64_t seed,
+		       struct vblk **out)
+{
+	if (!r || !path || !out)
+		return -EINVAL;
+	char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	struct csdev *d = NULL;
+	int rc = 0;
+	if (create_size > 0) {
+		rc = cs_new(r, create_size, seed, &d);
+		if (rc == 0)
+			rc = cs_create_file(path, create_size);
+		if (rc < 0 && d)
+			cs_free(d);
+	} else {
+		rc = cs_open_existing(r, path, seed, &d);
+	}
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	d->path = p;
+	*out = &d->b;
+	return 0;
+}
+
+/* ------------------------------------------------------------- control */
+
+bool vblk_is_crashsim(const struct vblk *b) { return b && b->ops == &cs_ops; }
+
+void vblk_crashsim_arm(struct vblk *b, uint64_t n)
+{
+	if (vblk_is_crashsim(b))
+		to_cs(b)->arm_left = n;
+}
+
+void vblk_crashsim_crash_now(struct vblk *b)
+{
+	if (vblk_is_crashsim(b))
+		cs_crash(to_cs(b));
+}
+
+bool vblk_crashsim_crashed(const struct vblk *b)
+{
+	return vblk_is_crashsim(b) && ((const struct csdev *)b)->dead;
+}
+
+uint64_t vblk_crashsim_io_count(const struct vblk *b)
+{
+	return vblk_is_crashsim(b) ? ((const struct csdev *)b)->io_count : 0;
+}
+
+void vblk_crashsim_power_on(struct vblk *b, struct vreactor *r)
+{
+	if (!vblk_is_crashsim(b) || !r)
+		return;
+	struct csdev *d = to_cs(b);
+	cs_crash(d); /* powering on a running device cuts its power first */
+	comps_free_all(d);
+	memcpy(d->visible, d->durable, (size_t)b->size);
+	d->kick_pending = false; /* an old kick, if it ever runs, finds nothing */
+	d->dead = false;
+	d->arm_left = 0;
+	d->gen++;
+	b->reactor = r;
+}

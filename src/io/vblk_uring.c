@@ -1,0 +1,364 @@
+/*
+ * vblk_uring: a regular file or block device opened O_DIRECT, I/O through the
+ * reactor's io_uring.
+ *
+ * How this works: every operation gets a small malloc'd request (struct
+ * ureq) that embeds the vio_op used as the SQE's user_data, the caller's op
+ * and a private copy of the iovec array (the caller's array may be on its
+ * stack and gone before the reactor submits). When a read or write completes
+ * short, the iovec copy is advanced and the remainder resubmitted, so callers
+ * only ever see the full length or -errno (a 0-byte transfer is -EIO). The
+ * request is freed before the caller's callback runs. Open probes the store
+ * with a 512-byte direct read so a store that cannot do sector-sized direct
+ * I/O fails at open with a clear message, not at the first pool write.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/fs.h>
+#include <liburing.h>
+
+#include "vaaid/io.h"
+
+struct udev {
+	struct vblk b;
+	int fd;
+	bool is_blkdev;
+};
+
+enum ureq_kind { UREQ_READ, UREQ_WRITE, UREQ_FLUSH, UREQ_ALLOC };
+
+struct ureq {
+	struct vio_op op; /* the SQE's user_data */
+	struct udev *d;
+	struct vio_op *user;
+	enum ureq_kind kind;
+	unsigned flags;
+	uint64_t off;      /* of the next (re)submission */
+	size_t total, done;
+	int iovcnt, first; /* iov[first..iovcnt) is what remains */
+	struct iovec iov[];
+};
+
+static const struct vblk_ops udev_ops;
+
+static struct udev *to_udev(struct vblk *b) { return (struct udev *)b; }
+
+/* ------------------------------------------------------------- completion */
+
+static void ureq_complete(struct ureq *q, int res)
+{
+	struct vio_op *user = q->user;
+	if (res >= 0 && q->kind == UREQ_READ)
+		q->d->b.stats.bytes_read += q->total;
+	if (res >= 0 && q->kind == UREQ_WRITE)
+		q->d->b.stats.bytes_written += q->total;
+	free(q);
+	user->cb(user->arg, res);
+}
+
+/* Drop the first n bytes from the remaining iovecs. */
+static void ureq_advance(struct ureq *q, size_t n)
+{
+	q->done += n;
+	q->off += n;
+	while (n > 0 && q->first < q->iovcnt) {
+		struct iovec *v = &q->iov[q->first];
+		size_t k = n < v->iov_len ? n : v->iov_len;
+		v->iov_base = (char *)v->iov_base + k;
+		v->iov_len -= k;
+		n -= k;
+		if (v->iov_len == 0)
+			q->first++;
+	}
+}
+
+static int ureq_submit_rw(struct ureq *q)
+{
+	struct io_uring_sqe *sqe = vreactor_get_sqe(q->d->b.reactor);
+	if (!sqe)
+		return -EBUSY;
+	unsigned cnt = (unsigned)(q->iovcnt - q->first);
+	if (q->kind == UREQ_READ) {
+		io_uring_prep_readv(sqe, q->d->fd, &q->iov[q->first], cnt, q->off);
+	} else {
+		io_uring_prep_writev(sqe, q->d->fd, &q->iov[q->first], cnt, q->off);
+		if (q->flags & VBLK_DSYNC)
+			sqe->rw_flags = RWF_DSYNC;
+	}
+	io_uring_sqe_set_data(sqe, &q->op);
+	return 0;
+}
+
+static void ureq_rw_cb(void *arg, int res)
+{
+	struct ureq *q = arg;
+	if (res < 0) {
+		ureq_complete(q, res);
+		return;
+	}
+	if (res == 0) { /* past EOF, or the store accepts nothing */
+		ureq_complete(q, -EIO);
+		return;
+	}
+	ureq_advance(q, (size_t)res);
+	if (q->done >= q->total) {
+		ureq_complete(q, (int)q->total);
+		return;
+	}
+	int rc = ureq_submit_rw(q); /* short transfer: continue with the rest */
+	if (rc < 0)
+		ureq_complete(q, rc);
+}
+
+static void ureq_simple_cb(void *arg, int res) { ureq_complete(arg, res); }
+
+/* -------------------------------------------------------------- submission */
+
+static struct ureq *ureq_new(struct udev *d, enum ureq_kind kind, int iovcnt, struct vio_op *user)
+{
+	struct ureq *q = calloc(1, sizeof(*q) + (size_t)iovcnt * sizeof(struct iovec));
+	if (!q)
+		return NULL;
+	vio_op_init(&q->op, kind <= UREQ_WRITE ? ureq_rw_cb : ureq_simple_cb, q);
+	q->d = d;
+	q->user = user;
+	q->kind = kind;
+	q->iovcnt = iovcnt;
+	return q;
+}
+
+/* Total length of iov, or -EINVAL when it is not a valid sector-multiple I/O. */
+static int64_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	if (!iov || iovcnt <= 0 || iovcnt > IOV_MAX)
+		return -EINVAL;
+	uint64_t total = 0;
+	for (int i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	if (total == 0 || total % VBLK_SECTOR || total > INT_MAX)
+		return -EINVAL;
+	return (int64_t)total;
+}
+
+static int check_range(const struct vblk *b, uint64_t off, uint64_t len)
+{
+	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > b->size || len > b->size - off)
+		return -EINVAL;
+	return 0;
+}
+
+static int udev_rw(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		   unsigned flags, struct vio_op *op, enum ureq_kind kind)
+{
+	int64_t total = iov_total(iov, iovcnt);
+	if (total < 0)
+		return (int)total;
+	if (!op || !op->cb)
+		return -EINVAL;
+	int rc = check_range(b, off, (uint64_t)total);
+	if (rc < 0)
+		return rc;
+	struct ureq *q = ureq_new(to_udev(b), kind, iovcnt, op);
+	if (!q)
+		return -ENOMEM;
+	memcpy(q->iov, iov, (size_t)iovcnt * sizeof(*iov));
+	q->flags = flags;
+	q->off = off;
+	q->total = (size_t)total;
+	rc = ureq_submit_rw(q);
+	if (rc < 0) {
+		free(q);
+		return rc;
+	}
+	if (kind == UREQ_READ)
+		b->stats.read_ops++;
+	else
+		b->stats.write_ops++;
+	return 0;
+}
+
+static int udev_readv(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		      struct vio_op *op)
+{
+	return udev_rw(b, iov, iovcnt, off, 0, op, UREQ_READ);
+}
+
+static int udev_writev(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		       unsigned flags, struct vio_op *op)
+{
+	return udev_rw(b, iov, iovcnt, off, flags, op, UREQ_WRITE);
+}
+
+static int udev_flush(struct vblk *b, struct vio_op *op)
+{
+	if (!op || !op->cb)
+		return -EINVAL;
+	struct ureq *q = ureq_new(to_udev(b), UREQ_FLUSH, 0, op);
+	if (!q)
+		return -ENOMEM;
+	struct io_uring_sqe *sqe = vreactor_get_sqe(b->reactor);
+	if (!sqe) {
+		free(q);
+		return -EBUSY;
+	}
+	io_uring_prep_fsync(sqe, q->d->fd, IORING_FSYNC_DATASYNC);
+	io_uring_sqe_set_data(sqe, &q->op);
+	b->stats.flush_ops++;
+	return 0;
+}
+
+static int udev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
+{
+	if (!op || !op->cb || len == 0)
+		return -EINVAL;
+	int rc = check_range(b, off, len);
+	if (rc < 0)
+		return rc;
+	struct udev *d = to_udev(b);
+	struct ureq *q = ureq_new(d, UREQ_ALLOC, 0, op);
+	if (!q)
+		return -ENOMEM;
+	struct io_uring_sqe *sqe = vreactor_get_sqe(b->reactor);
+	if (!sqe) {
+		free(q);
+		return -EBUSY;
+	}
+	io_uring_prep_fallocate(sqe, d->fd, 0, (off_t)off, (off_t)len);
+	io_uring_sqe_set_data(sqe, &q->op);
+	return 0;
+}
+
+/* ------------------------------------------------------------ size / grow */
+
+static int fd_size(int fd, bool *is_blkdev, uint64_t *size)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		*is_blkdev = true;
+		return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
+	}
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	*is_blkdev = false;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static int udev_grow(struct vblk *b, uint64_t new_size)
+{
+	struct udev *d = to_udev(b);
+	if (new_size < b->size || new_size % VBLK_SECTOR)
+		return -EINVAL;
+	if (d->is_blkdev) {
+		bool blk;
+		uint64_t now;
+		int rc = fd_size(d->fd, &blk, &now);
+		if (rc < 0)
+			return rc;
+		if (now < new_size)
+			return -ENOSPC;
+	} else if (new_size > b->size && ftruncate(d->fd, (off_t)new_size) < 0) {
+		return -errno;
+	}
+	b->size = new_size;
+	return 0;
+}
+
+static void udev_close(struct vblk *b)
+{
+	struct udev *d = to_udev(b);
+	close(d->fd);
+	free(d);
+}
+
+static const struct vblk_ops udev_ops = {
+	.readv = udev_readv,
+	.writev = udev_writev,
+	.flush = udev_flush,
+	.allocate = udev_allocate,
+	.grow = udev_grow,
+	.close = udev_close,
+};
+
+/* -------------------------------------------------------------------- open */
+
+static int open_direct(const char *path, uint64_t create_size)
+{
+	int flags = O_RDWR | O_DIRECT | O_CLOEXEC;
+	if (create_size > 0)
+		flags |= O_CREAT | O_EXCL;
+	int fd = open(path, flags, 0644);
+	if (fd >= 0)
+		return fd;
+	int err = errno;
+	if (err == EINVAL) {
+		fprintf(stderr, "vaaid: %s: backing store does not support O_DIRECT\n", path);
+		if (create_size > 0)
+			unlink(path); /* O_EXCL: if something is there now, it is ours */
+	}
+	return -err;
+}
+
+/* A 512-byte direct read at offset 0 must work. */
+static int probe_direct(int fd, const char *path)
+{
+	void *buf = vblk_alloc_buf(VBLK_ALIGN);
+	if (!buf)
+		return -ENOMEM;
+	ssize_t n = pread(fd, buf, VBLK_SECTOR, 0);
+	int err = n < 0 ? errno : 0;
+	free(buf);
+	if (n == (ssize_t)VBLK_SECTOR)
+		return 0;
+	fprintf(stderr, "vaaid: %s: backing store cannot do 512-byte direct I/O (%s)\n", path,
+		n < 0 ? strerror(err) : "short read: store smaller than 512 bytes");
+	return -EINVAL;
+}
+
+static int setup_file(int fd, const char *path, uint64_t create_size, bool *is_blkdev,
+		      uint64_t *size)
+{
+	if (create_size > 0 && ftruncate(fd, (off_t)create_size) < 0)
+		return -errno;
+	int rc = fd_size(fd, is_blkdev, size);
+	if (rc < 0)
+		return rc;
+	*size -= *size % VBLK_SECTOR;
+	return probe_direct(fd, path);
+}
+
+int vblk_uring_open(struct vreactor *r, const char *path, uint64_t create_size, struct vblk **out)
+{
+	if (!r || !path || !out || create_size % VBLK_SECTOR || create_size > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	int fd = open_direct(path, create_size);
+	if (fd < 0)
+		return fd;
+	bool is_blkdev = false;
+	uint64_t size = 0;
+	int rc = setup_file(fd, path, create_size, &is_blkdev, &size);
+	struct udev *d = rc < 0 ? NULL : calloc(1, sizeof(*d));
+	if (!d) {
+		close(fd);
+		if (create_size > 0)
+			unlink(path);
+		return rc < 0 ? rc : -ENOMEM;
+	}
+	d->b.ops = &udev_ops;
+	d->b.reactor = r;
+	d->b.size = size;
+	d->fd = fd;
+	d->is_blkdev = is_blkdev;
+	*out = &d->b;
+	return 0;
+}

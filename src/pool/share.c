@@ -1,0 +1,240 @@
+/*
+ * Extent sharing: the metadata half of EXTENDED COPY (vvol_share).
+ *
+ * How this works: a share request names n whole extents of a source volume
+ * and n of a destination volume (possibly the same volume). It locks the
+ * source extents shared and the destination extents exclusive, all keys in
+ * ascending order (a key asked for in both modes is taken exclusive), so it
+ * is consistent with concurrent writes on both sides and cannot deadlock with
+ * the data path, which locks in the same order. Then one SHARE journal record
+ * is appended and applied: destination map entry i := source map entry i,
+ * refcount of the source extent + 1, refcount of the destination's old
+ * extent - 1 (freed, for reuse only after this record is durable). Overlapping
+ * ranges of one volume are walked in the direction that reads each source
+ * entry before it is overwritten (memmove). The request completes when the
+ * record's commit is durable. Replay applies the same function to the same
+ * state, so recovery computes the same maps and refcounts.
+ * Writes into an extent with refcount > 1 are redirected (datapath.c, SK_COW).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_internal.h"
+
+struct lock_ent {
+	uint64_t key;
+	uint8_t mode;
+	bool locked;
+};
+
+struct share_req {
+	struct pool_req link; /* first */
+	struct vpool *p;
+	struct vvol *src, *dst;
+	uint64_t svext, dvext, n;
+	vvol_cb cb;
+	void *arg;
+	struct lock_ent *locks;
+	size_t nlocks, next;
+	struct xlock_wait lw;
+	struct vj_waiter jw;
+	struct vio_op defer_op;
+	int err;
+};
+
+int pool_apply_share(struct vpool *p, uint16_t sidx, uint16_t didx, uint64_t svext,
+		     uint64_t dvext, uint64_t n, bool live, uint64_t seq)
+{
+	if (sidx >= VPOOL_MAX_VOLUMES || didx >= VPOOL_MAX_VOLUMES || !p->vols[sidx] ||
+	    !p->vols[didx])
+		return -EUCLEAN;
+	struct vvol *s = p->vols[sidx], *d = p->vols[didx];
+	if (!n || svext >= s->n_vext || n > s->n_vext - svext || dvext >= d->n_vext ||
+	    n > d->n_vext - dvext)
+		return -EUCLEAN;
+	bool backward = sidx == didx && dvext > svext && dvext < svext + n;
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t i = backward ? n - 1 - k : k;
+		uint64_t new1 = s->map[svext + i], old1 = d->map[dvext + i];
+		if (new1 == old1)
+			continue;
+		uint64_t freed;
+		int rc = pool_apply_map(p, didx, dvext + i, old1, new1, 0, &freed);
+		if (rc == 0 && freed && live)
+			rc = pool_free_after(p, freed - 1, seq);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int cmp_lock(const void *a, const void *b)
+{
+	const struct lock_ent *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void share_discard(struct pool_req *r)
+{
+	struct share_req *q = (struct share_req *)r;
+	free(q->locks);
+	free(q);
+}
+
+static void share_finish(struct share_req *q)
+{
+	struct vpool *p = q->p;
+	for (size_t i = 0; i < q->nlocks; i++)
+		if (q->locks[i].locked)
+			xlock_release(p, q->locks[i].key, q->locks[i].mode);
+	p->inflight--;
+	pool_req_untrack(p, &q->link);
+	vvol_cb cb = q->cb;
+	void *arg = q->arg;
+	int err = q->err;
+	free(q->locks);
+	free(q);
+	cb(arg, err);
+}
+
+static void share_finish_deferred(void *arg, int res)
+{
+	struct share_req *q = arg;
+	if (res < 0 && !q->err)
+		q->err = res;
+	share_finish(q);
+}
+
+static void share_fail(struct share_req *q, int err)
+{
+	q->err = err;
+	vio_op_init(&q->defer_op, share_finish_deferred, q);
+	vreactor_defer(q->p->r, &q->defer_op, 0);
+}
+
+static void share_committed(void *arg, int res)
+{
+	struct share_req *q = arg;
+	q->err = res < 0 ? -EIO : 0;
+	share_finish(q);
+}
+
+static void share_log(void *arg, int res)
+{
+	struct share_req *q = arg;
+	struct vpool *p = q->p;
+	if (res < 0 || p->failed) {
+		share_fail(q, -EIO);
+		return;
+	}
+	if (!vjournal_can_append(p->j, REC_SHARE_LEN + 4)) {
+		q->jw.fn = share_log;
+		q->jw.arg = q;
+		vjournal_wait_room(p->j, &q->jw);
+		return;
+	}
+	int rc = pool_log_share(p, q->src, q->dst, q->svext, q->dvext, q->n);
+	if (rc < 0) {
+		p->failed = true; /* applied partly in memory: the pool must not go on */
+		share_fail(q, -EIO);
+		return;
+	}
+	q->jw.fn = share_committed;
+	q->jw.arg = q;
+	vjournal_wait_commit(p->j, &q->jw);
+}
+
+static void share_lock_next(struct share_req *q);
+
+static void share_lock_deferred(void *arg, int res)
+{
+	(void)res;
+	struct share_req *q = arg;
+	q->locks[q->next++].locked = true;
+	share_lock_next(q);
+}
+
+static void share_lock_granted(struct xlock_wait *w)
+{
+	struct share_req *q = (struct share_req *)((char *)w - offsetof(struct share_req, lw));
+	vio_op_init(&q->defer_op, share_lock_deferred, q);
+	vreactor_defer(q->p->r, &q->defer_op, 0);
+}
+
+static void share_lock_next(struct share_req *q)
+{
+	while (q->next < q->nlocks) {
+		struct lock_ent *l = &q->locks[q->next];
+		q->lw.granted = share_lock_granted;
+		int rc = xlock_acquire(q->p, l->key, l->mode, &q->lw);
+		if (rc < 0) {
+			share_fail(q, rc);
+			return;
+		}
+		if (rc == 0)
+			return;
+		l->locked = true;
+		q->next++;
+	}
+	share_log(q, 0);
+}
+
+int vvol_share(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff, uint64_t len,
+	       vvol_cb cb, void *arg)
+{
+	struct vpool *p = src->pool;
+	uint64_t ext = p->ext;
+	if (dst->pool != p)
+		return -EXDEV;
+	if (!len || soff % ext || doff % ext || len % ext || soff > src->size ||
+	    len > src->size - soff || doff > dst->size || len > dst->size - doff)
+		return -EINVAL;
+	/* The last extent of a volume may be partial: only whole extents are shared. */
+	if ((soff + len) / ext > src->n_vext || (doff + len) / ext > dst->n_vext)
+		return -EINVAL;
+	if (p->readonly)
+		return -EROFS;
+	if (p->failed)
+		return -EIO;
+	struct share_req *q = calloc(1, sizeof(*q));
+	uint64_t n = len / ext;
+	if (!q || n > SIZE_MAX / 2 / sizeof(struct lock_ent))
+		goto nomem;
+	q->locks = calloc(2 * n, sizeof(struct lock_ent));
+	if (!q->locks)
+		goto nomem;
+	q->p = p;
+	q->src = src;
+	q->dst = dst;
+	q->svext = soff / ext;
+	q->dvext = doff / ext;
+	q->n = n;
+	q->cb = cb;
+	q->arg = arg;
+	size_t m = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		q->locks[m++] = (struct lock_ent){pool_lock_key(src->idx, q->svext + i), XLOCK_SHARED, false};
+		q->locks[m++] = (struct lock_ent){pool_lock_key(dst->idx, q->dvext + i), XLOCK_EXCL, false};
+	}
+	qsort(q->locks, m, sizeof(*q->locks), cmp_lock);
+	size_t k = 0;
+	for (size_t i = 0; i < m; i++) { /* one entry per key; both modes -> exclusive */
+		if (k && q->locks[k - 1].key == q->locks[i].key) {
+			if (q->locks[i].mode == XLOCK_EXCL)
+				q->locks[k - 1].mode = XLOCK_EXCL;
+			continue;
+		}
+		q->locks[k++] = q->locks[i];
+	}
+	q->nlocks = k;
+	p->inflight++;
+	pool_req_track(p, &q->link, share_discard);
+	share_lock_next(q);
+	return 0;
+nomem:
+	if (q)
+		free(q->locks);
+	free(q);
+	return -ENOMEM;
+}

@@ -1,0 +1,38 @@
+/*
+ * A pool's space accounting as JSON, one definition for every reporter
+ * (vaai-sim `stats`, vaaictl status --json, the control socket):
+ *   {"pool":{"size","capacity","extent","used","free"},
+ *    "volumes":[{"name","size","block_size","mapped"}]}
+ * size = backing store bytes, capacity = bytes available for data extents,
+ * used + free = capacity, mapped = bytes of extents a volume references.
+ */
+#include <json-c/json.h>
+
+#include "vaaid/pool.h"
+
+json_object *vpool_stats_json(const struct vpool *p)
+{
+	struct vpool_stats st;
+	vpool_get_stats(p, &st);
+	json_object *o = json_object_new_object();
+	json_object *pj = json_object_new_object();
+	json_object_object_add(pj, "size", json_object_new_uint64(st.size));
+	json_object_object_add(pj, "capacity", json_object_new_uint64(st.capacity));
+	json_object_object_add(pj, "extent", json_object_new_uint64(st.extent));
+	json_object_object_add(pj, "used", json_object_new_uint64(st.used));
+	json_object_object_add(pj, "free", json_object_new_uint64(st.free));
+	json_object_object_add(o, "pool", pj);
+	json_object *vols = json_object_new_array();
+	for (unsigned i = 0; i < vpool_volume_count(p); i++) {
+		struct vvol_info vi;
+		vvol_get_info(vpool_volume_at(p, i), &vi);
+		json_object *vj = json_object_new_object();
+		json_object_object_add(vj, "name", json_object_new_string(vi.name));
+		json_object_object_add(vj, "size", json_object_new_uint64(vi.size));
+		json_object_object_add(vj, "block_size", json_object_new_uint64(vi.block_size));
+		json_object_object_add(vj, "mapped", json_object_new_uint64(vi.mapped));
+		json_object_array_add(vols, vj);
+	}
+	json_object_object_add(o, "volumes", vols);
+	return o;
+}

@@ -1,0 +1,91 @@
+/*
+ * LOG SENSE (SPC-4 6.8) with the log page format of SPC-4 7.3.
+ *
+ * How this file works: log_pages[] lists every (page, subpage) the device
+ * server returns, in ascending order, with a builder for the page's
+ * parameters. The Supported Log Pages page (00h/00h, SPC-4 7.3.18) and the
+ * Supported Log Pages and Subpages page (00h/FFh, SPC-4 7.3.19) are generated
+ * from the same table, so a new page (e.g. Logical Block Provisioning 0Ch)
+ * is one table entry. The page header (page code, SPF, subpage, PAGE LENGTH)
+ * is written here; builders write parameters from byte 4.
+ * Log parameters are not savable and no thresholds are kept: SP=1 is refused;
+ * the PC field selects between values that are all the same.
+ */
+#include "emul_internal.h"
+#include "vaaid/scsi_emul.h"
+
+#define LOG_BUF 1024
+
+struct log_page {
+	uint8_t page, subpage;
+	/* Writes the parameters at b+4 (zeroed, cap bytes after b); returns their length. */
+	size_t (*build)(const struct scsi_lun *lun, uint8_t *b, size_t cap);
+};
+
+static size_t log_supported(const struct scsi_lun *lun, uint8_t *b, size_t cap);
+static size_t log_supported_sub(const struct scsi_lun *lun, uint8_t *b, size_t cap);
+
+static const struct log_page log_pages[] = {
+	{0x00, 0x00, log_supported},
+	{0x00, 0xFF, log_supported_sub},
+};
+#define N_LOG (sizeof(log_pages) / sizeof(log_pages[0]))
+
+/* SPC-4 7.3.18: one byte per supported page code (subpage 00h entries). */
+static size_t log_supported(const struct scsi_lun *lun, uint8_t *b, size_t cap)
+{
+	size_t n = 0;
+	(void)lun;
+	for (size_t i = 0; i < N_LOG && 4 + n < cap; i++)
+		if (log_pages[i].subpage == 0)
+			b[4 + n++] = log_pages[i].page;
+	return n;
+}
+
+/* SPC-4 7.3.19: (page code, subpage code) pairs of every supported page. */
+static size_t log_supported_sub(const struct scsi_lun *lun, uint8_t *b, size_t cap)
+{
+	size_t n = 0;
+	(void)lun;
+	for (size_t i = 0; i < N_LOG && 4 + n + 2 <= cap; i++) {
+		b[4 + n++] = log_pages[i].page;
+		b[4 + n++] = log_pages[i].subpage;
+	}
+	return n;
+}
+
+void scsi_emul_log_sense(struct scsi_cmd *cmd)
+{
+	const uint8_t *cdb = cmd->cdb;
+	/* Byte 1 bit 1: PPC (obsolete in SPC-4): parameter pointer control is not supported. */
+	if (cdb[1] & 0x02) {
+		scsi_complete_invalid_cdb(cmd, 1, 1);
+		return;
+	}
+	/* SPC-4 6.8: SP=1 and saving log parameters not implemented -> INVALID FIELD IN CDB. */
+	if (cdb[1] & 0x01) {
+		scsi_complete_invalid_cdb(cmd, 1, 0);
+		return;
+	}
+	uint8_t page = cdb[2] & 0x3F, sub = cdb[3];
+	size_t alloc = scsi_get_be16(cdb + 7);
+	const struct log_page *lp = NULL;
+	bool page_known = false;
+	for (size_t i = 0; i < N_LOG; i++) {
+		page_known |= log_pages[i].page == page;
+		if (log_pages[i].page == page && log_pages[i].subpage == sub)
+			lp = &log_pages[i];
+	}
+	if (!lp) {
+		/* SPC-4 6.8: an unsupported page or subpage -> INVALID FIELD IN CDB. */
+		scsi_complete_invalid_cdb(cmd, page_known ? 3 : 2, page_known ? 7 : 5);
+		return;
+	}
+	uint8_t b[LOG_BUF] = {0};
+	size_t n = lp->build(cmd->lun, b, sizeof(b));
+	/* Log page header, SPC-4 7.3.2.1: DS=0, SPF (set for a non-zero subpage). */
+	b[0] = (uint8_t)(lp->page | (lp->subpage ? 0x40 : 0));
+	b[1] = lp->subpage;
+	scsi_put_be16(b + 2, (uint16_t)n);
+	emul_return_data(cmd, b, 4 + n, alloc);
+}

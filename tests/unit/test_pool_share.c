@@ -1,0 +1,286 @@
+/*
+ * Unit tests of extent sharing (vvol_share, the pool half of EXTENDED COPY)
+ * and redirect-on-write: shared data reads the same on both sides with no
+ * new space, a write to either side gets a private extent and leaves the
+ * other untouched, granules the source never wrote stay zeros, deallocation
+ * of a shared extent only drops a reference, overlapping copies within one
+ * volume behave like memmove, out of space changes nothing, and all of it is
+ * durable across a power loss (checked with vpool_verify: refcounts equal
+ * references, free map consistent).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "vaaid/io.h"
+#include "vaaid/pool.h"
+
+#define MIB (1024u * 1024)
+
+struct env {
+	struct vreactor *r;
+	struct vblk *dev;
+	struct vpool *p;
+};
+
+struct wait {
+	bool done;
+	int res;
+};
+
+static void done_cb(void *arg, int res)
+{
+	struct wait *w = arg;
+	w->res = res;
+	w->done = true;
+}
+
+static int run(struct env *e, struct wait *w)
+{
+	while (!w->done)
+		assert_true(vreactor_run_once(e->r, -1) >= 0);
+	return w->res;
+}
+
+static int vwrite(struct env *e, struct vvol *v, uint64_t off, const void *buf, size_t len)
+{
+	struct wait w = {0};
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	int rc = vvol_write(v, off, len, &iov, 1, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+static int vread(struct env *e, struct vvol *v, uint64_t off, void *buf, size_t len)
+{
+	struct wait w = {0};
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	int rc = vvol_read(v, off, len, &iov, 1, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+static int vdealloc(struct env *e, struct vvol *v, uint64_t off, uint64_t len)
+{
+	struct wait w = {0};
+	int rc = vvol_deallocate(v, off, len, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+static void env_open_mem(struct env *e, uint64_t size, uint32_t extent, uint32_t journal)
+{
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(vreactor_create(64, &e->r), 0);
+	assert_int_equal(vblk_crashsim_create_mem(e->r, size, 1, &e->dev), 0);
+	struct vpool_params prm = {.size = size, .extent_size = extent, .journal_size = journal};
+	assert_int_equal(vpool_format(e->dev, &prm), 0);
+	assert_int_equal(vpool_open(e->dev, &e->p), 0);
+}
+
+static void env_close(struct env *e)
+{
+	assert_int_equal(vpool_verify(e->p, stderr), 0);
+	assert_int_equal(vpool_close(e->p), 0);
+	vblk_close(e->dev);
+	vreactor_destroy(e->r);
+}
+
+static uint64_t used(struct env *e)
+{
+	struct vpool_stats st;
+	vpool_get_stats(e->p, &st);
+	assert_int_equal(st.used + st.free, st.capacity);
+	return st.used;
+}
+
+static uint64_t mapped(struct vvol *v)
+{
+	struct vvol_info vi;
+	vvol_get_info(v, &vi);
+	return vi.mapped;
+}
+
+static bool all_bytes(const uint8_t *b, size_t len, uint8_t c)
+{
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != c)
+			return false;
+	return true;
+}
+
+/* Power loss right after a control-path call returned: durable means durable. */
+static void crash_and_recover(struct env *e)
+{
+	vblk_crashsim_crash_now(e->dev);
+	vpool_abandon(e->p);
+	vreactor_destroy(e->r);
+	assert_int_equal(vreactor_create(64, &e->r), 0);
+	vblk_crashsim_power_on(e->dev, e->r);
+	assert_int_equal(vpool_open(e->dev, &e->p), 0);
+	assert_int_equal(vpool_verify(e->p, stderr), 0);
+}
+
+
+static int vshare(struct env *e, struct vvol *s, uint64_t so, struct vvol *d, uint64_t dof, uint64_t len)
+{
+	struct wait w = {0};
+	int rc = vvol_share(s, so, d, dof, len, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+#define EXT (64u * 1024)
+
+static void fill(struct env *e, struct vvol *v, uint64_t off, uint64_t len, uint8_t c)
+{
+	uint8_t *b = vblk_alloc_buf(len);
+	memset(b, c, len);
+	assert_int_equal(vwrite(e, v, off, b, len), 0);
+	free(b);
+}
+
+static bool reads(struct env *e, struct vvol *v, uint64_t off, uint64_t len, uint8_t c)
+{
+	uint8_t *b = vblk_alloc_buf(len);
+	assert_int_equal(vread(e, v, off, b, len), 0);
+	bool ok = all_bytes(b, len, c);
+	free(b);
+	return ok;
+}
+
+static void test_share_then_redirect_on_write(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 16 * MIB, EXT, 0);
+	struct vvol *a, *b;
+	assert_int_equal(vpool_volume_create(e.p, "a", 1 * MIB, 512, &a), 0);
+	assert_int_equal(vpool_volume_create(e.p, "b", 1 * MIB, 512, &b), 0);
+	fill(&e, a, 0, 2 * EXT, 0x11);
+	/* extent 2: one valid granule only, stale bytes on disk in the others */
+	fill(&e, a, 2 * EXT, EXT, 0x66);
+	assert_int_equal(vdealloc(&e, a, 2 * EXT, 8192), 0);
+	assert_int_equal(vdealloc(&e, a, 2 * EXT + 12288, EXT - 12288), 0);
+	fill(&e, a, 2 * EXT + 8192, 4096, 0x22);
+	uint64_t u0 = used(&e);
+	/* misaligned or cross-pool requests are refused */
+	assert_int_equal(vvol_share(a, 512, b, 0, EXT, done_cb, NULL), -EINVAL);
+	assert_int_equal(vvol_share(a, 0, b, 0, 17 * EXT, done_cb, NULL), -EINVAL);
+	assert_int_equal(vshare(&e, a, 0, b, 4 * EXT, 3 * EXT), 0);
+	assert_int_equal(used(&e), u0); /* nothing copied, nothing allocated */
+	assert_int_equal(mapped(b), 3 * EXT);
+	assert_true(reads(&e, b, 4 * EXT, 2 * EXT, 0x11));
+	assert_true(reads(&e, b, 6 * EXT, 8192, 0));
+	assert_true(reads(&e, b, 6 * EXT + 8192, 4096, 0x22));
+	assert_true(reads(&e, b, 6 * EXT + 12288, EXT - 12288, 0));
+	assert_int_equal(vpool_verify(e.p, stderr), 0);
+	/* a write into b's shared extent: b gets a private copy, a is unchanged */
+	fill(&e, b, 4 * EXT + 4096, 512, 0x33);
+	assert_int_equal(used(&e), u0 + EXT);
+	assert_true(reads(&e, b, 4 * EXT, 4096, 0x11));
+	assert_true(reads(&e, b, 4 * EXT + 4096, 512, 0x33));
+	assert_true(reads(&e, b, 4 * EXT + 4608, EXT - 4608, 0x11));
+	assert_true(reads(&e, a, 0, 2 * EXT, 0x11));
+	/* the redirected copy of the partly valid extent keeps zeros where the source had none */
+	fill(&e, b, 6 * EXT, 512, 0x44);
+	assert_true(reads(&e, b, 6 * EXT, 512, 0x44));
+	assert_true(reads(&e, b, 6 * EXT + 512, 8192 - 512, 0));
+	assert_true(reads(&e, b, 6 * EXT + 8192, 4096, 0x22));
+	assert_true(reads(&e, b, 6 * EXT + 12288, EXT - 12288, 0));
+	assert_true(reads(&e, a, 2 * EXT, 8192, 0));
+	/* a write into the source side redirects too (extent 1 is still shared) */
+	fill(&e, a, EXT, 4096, 0x55);
+	assert_true(reads(&e, a, EXT, 4096, 0x55));
+	assert_true(reads(&e, b, 5 * EXT, EXT, 0x11));
+	assert_int_equal(vpool_verify(e.p, stderr), 0);
+	crash_and_recover(&e);
+	a = vpool_volume_find(e.p, "a");
+	b = vpool_volume_find(e.p, "b");
+	assert_true(reads(&e, a, 0, EXT, 0x11));
+	assert_true(reads(&e, a, EXT, 4096, 0x55));
+	assert_true(reads(&e, b, 4 * EXT + 4096, 512, 0x33));
+	assert_true(reads(&e, b, 5 * EXT, EXT, 0x11));
+	env_close(&e);
+}
+
+static void test_share_dealloc_and_overlap(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 16 * MIB, EXT, 0);
+	struct vvol *a, *b;
+	assert_int_equal(vpool_volume_create(e.p, "a", 1 * MIB, 4096, &a), 0);
+	assert_int_equal(vpool_volume_create(e.p, "b", 1 * MIB, 512, &b), 0);
+	for (int i = 0; i < 4; i++)
+		fill(&e, a, (uint64_t)i * EXT, EXT, (uint8_t)(0xA0 + i));
+	assert_int_equal(vshare(&e, a, 0, b, 0, 4 * EXT), 0);
+	uint64_t u0 = used(&e);
+	/* deallocating a shared extent drops a reference only: the other side keeps the data */
+	assert_int_equal(vdealloc(&e, a, 0, EXT), 0);
+	assert_int_equal(used(&e), u0);
+	assert_true(reads(&e, a, 0, EXT, 0));
+	assert_true(reads(&e, b, 0, EXT, 0xA0));
+	/* partly covered shared extent: left as it is (advisory) */
+	assert_int_equal(vdealloc(&e, b, EXT, 8192), 0);
+	assert_true(reads(&e, b, EXT, EXT, 0xA1));
+	/* the last reference gone: the space comes back */
+	assert_int_equal(vdealloc(&e, b, 0, EXT), 0);
+	assert_int_equal(used(&e), u0 - EXT);
+	/* overlapping copy inside one volume: memmove semantics, both directions */
+	assert_int_equal(vshare(&e, a, EXT, a, 2 * EXT, 2 * EXT), 0); /* forward overlap */
+	assert_true(reads(&e, a, 2 * EXT, EXT, 0xA1));
+	assert_true(reads(&e, a, 3 * EXT, EXT, 0xA2));
+	assert_int_equal(vshare(&e, a, 2 * EXT, a, EXT, 2 * EXT), 0); /* backward overlap */
+	assert_true(reads(&e, a, EXT, EXT, 0xA1));
+	assert_true(reads(&e, a, 2 * EXT, EXT, 0xA2));
+	assert_true(reads(&e, a, 3 * EXT, EXT, 0xA2));
+	assert_int_equal(vpool_verify(e.p, stderr), 0);
+	crash_and_recover(&e);
+	a = vpool_volume_find(e.p, "a");
+	assert_true(reads(&e, a, EXT, EXT, 0xA1));
+	assert_true(reads(&e, a, 3 * EXT, EXT, 0xA2));
+	env_close(&e);
+}
+
+static void test_cow_out_of_space_changes_nothing(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 8 * MIB, EXT, 0);
+	struct vpool_stats st;
+	vpool_get_stats(e.p, &st);
+	struct vvol *a, *b;
+	assert_int_equal(vpool_volume_create(e.p, "a", st.capacity, 512, &a), 0);
+	assert_int_equal(vpool_volume_create(e.p, "b", st.capacity, 512, &b), 0);
+	for (uint64_t off = 0; off < st.capacity; off += EXT)
+		fill(&e, a, off, EXT, 0x77);
+	assert_int_equal(vshare(&e, a, 0, b, 0, st.capacity), 0);
+	assert_int_equal(used(&e), st.capacity);
+	/* full pool: a write into a shared extent needs space and is refused, nothing changes */
+	uint8_t *buf = vblk_alloc_buf(4096);
+	memset(buf, 0x99, 4096);
+	assert_int_equal(vwrite(&e, b, 0, buf, 4096), -ENOSPC);
+	assert_true(reads(&e, b, 0, EXT, 0x77));
+	assert_true(reads(&e, a, 0, EXT, 0x77));
+	/* dropping a's references makes b's extents private: overwrites work again, no space needed */
+	assert_int_equal(vdealloc(&e, a, 0, st.capacity), 0);
+	assert_int_equal(vwrite(&e, b, 0, buf, 4096), 0);
+	assert_true(reads(&e, b, 0, 4096, 0x99));
+	free(buf);
+	env_close(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_share_then_redirect_on_write),
+		cmocka_unit_test(test_share_dealloc_and_overlap),
+		cmocka_unit_test(test_cow_out_of_space_changes_nothing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

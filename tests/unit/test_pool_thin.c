@@ -1,0 +1,391 @@
+/*
+ * Unit tests of the thin pool through its public API, on an in-memory
+ * crash-simulating device (and a real file for the persistence test):
+ * thin reads, exact accounting, granule zero fill, deallocation and reuse
+ * without stale data, free-after-durable, out of space with nothing changed,
+ * journal wrap-around with checkpoints, recovery, volume validation.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "vaaid/io.h"
+#include "vaaid/pool.h"
+
+#define MIB (1024u * 1024)
+
+struct env {
+	struct vreactor *r;
+	struct vblk *dev;
+	struct vpool *p;
+};
+
+struct wait {
+	bool done;
+	int res;
+};
+
+static void done_cb(void *arg, int res)
+{
+	struct wait *w = arg;
+	w->res = res;
+	w->done = true;
+}
+
+static int run(struct env *e, struct wait *w)
+{
+	while (!w->done)
+		assert_true(vreactor_run_once(e->r, -1) >= 0);
+	return w->res;
+}
+
+static int vwrite(struct env *e, struct vvol *v, uint64_t off, const void *buf, size_t len)
+{
+	struct wait w = {0};
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	int rc = vvol_write(v, off, len, &iov, 1, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+static int vread(struct env *e, struct vvol *v, uint64_t off, void *buf, size_t len)
+{
+	struct wait w = {0};
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	int rc = vvol_read(v, off, len, &iov, 1, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+static int vdealloc(struct env *e, struct vvol *v, uint64_t off, uint64_t len)
+{
+	struct wait w = {0};
+	int rc = vvol_deallocate(v, off, len, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+static void env_open_mem(struct env *e, uint64_t size, uint32_t extent, uint32_t journal)
+{
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(vreactor_create(64, &e->r), 0);
+	assert_int_equal(vblk_crashsim_create_mem(e->r, size, 1, &e->dev), 0);
+	struct vpool_params prm = {.size = size, .extent_size = extent, .journal_size = journal};
+	assert_int_equal(vpool_format(e->dev, &prm), 0);
+	assert_int_equal(vpool_open(e->dev, &e->p), 0);
+}
+
+static void env_close(struct env *e)
+{
+	assert_int_equal(vpool_verify(e->p, stderr), 0);
+	assert_int_equal(vpool_close(e->p), 0);
+	vblk_close(e->dev);
+	vreactor_destroy(e->r);
+}
+
+static uint64_t used(struct env *e)
+{
+	struct vpool_stats st;
+	vpool_get_stats(e->p, &st);
+	assert_int_equal(st.used + st.free, st.capacity);
+	return st.used;
+}
+
+static uint64_t mapped(struct vvol *v)
+{
+	struct vvol_info vi;
+	vvol_get_info(v, &vi);
+	return vi.mapped;
+}
+
+static bool all_bytes(const uint8_t *b, size_t len, uint8_t c)
+{
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != c)
+			return false;
+	return true;
+}
+
+static void test_thin_read_zero_and_accounting(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 32 * MIB, MIB, 0);
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(e.p, "v", 64 * MIB, 512, &v), 0); /* over-committed */
+	uint8_t *buf = vblk_alloc_buf(2 * MIB);
+	memset(buf, 0xEE, 2 * MIB);
+	assert_int_equal(vread(&e, v, 0, buf, 2 * MIB), 0);
+	assert_true(all_bytes(buf, 2 * MIB, 0));
+	assert_int_equal(used(&e), 0);
+	assert_int_equal(mapped(v), 0);
+
+	memset(buf, 0x42, 4096);
+	assert_int_equal(vwrite(&e, v, 5 * MIB + 8192, buf, 4096), 0);
+	assert_int_equal(used(&e), MIB);
+	assert_int_equal(mapped(v), MIB);
+	/* the rest of the new extent reads zeros */
+	assert_int_equal(vread(&e, v, 5 * MIB, buf, MIB), 0);
+	assert_true(all_bytes(buf, 8192, 0));
+	assert_true(all_bytes(buf + 8192, 4096, 0x42));
+	assert_true(all_bytes(buf + 12288, MIB - 12288, 0));
+	free(buf);
+	env_close(&e);
+}
+
+static void test_partial_granule_zero_fill(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 32 * MIB, 64 * 1024, 0);
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(e.p, "v", 4 * MIB, 512, &v), 0);
+	uint8_t *buf = vblk_alloc_buf(8192);
+	memset(buf, 0x33, 512);
+	assert_int_equal(vwrite(&e, v, 4096 + 1024, buf, 512), 0);
+	assert_int_equal(vread(&e, v, 4096, buf, 4096), 0);
+	assert_true(all_bytes(buf, 1024, 0));
+	assert_true(all_bytes(buf + 1024, 512, 0x33));
+	assert_true(all_bytes(buf + 1536, 4096 - 1536, 0));
+	/* unaligned caller buffer (bounce path) */
+	uint8_t *odd = malloc(1024 + 1);
+	memset(odd + 1, 0x44, 1024);
+	struct wait w = {0};
+	struct iovec iov = {.iov_base = odd + 1, .iov_len = 1024};
+	assert_int_equal(vvol_write(v, 4096 + 2048, 1024, &iov, 1, done_cb, &w), 0);
+	assert_int_equal(run(&e, &w), 0);
+	assert_int_equal(vread(&e, v, 4096, buf, 4096), 0);
+	assert_true(all_bytes(buf + 1024, 512, 0x33));
+	assert_true(all_bytes(buf + 1536, 512, 0));
+	assert_true(all_bytes(buf + 2048, 1024, 0x44));
+	free(odd);
+	free(buf);
+	env_close(&e);
+}
+
+static void test_dealloc_reuse_no_stale_data(void **state)
+{
+	(void)state;
+	struct env e;
+	/* A pool with very few extents, so a freed one must be reused. */
+	env_open_mem(&e, 8 * MIB, 64 * 1024, 0);
+	struct vpool_stats st;
+	vpool_get_stats(e.p, &st);
+	uint64_t n = st.capacity / (64 * 1024);
+	struct vvol *a, *b;
+	assert_int_equal(vpool_volume_create(e.p, "a", n * 64 * 1024, 512, &a), 0);
+	assert_int_equal(vpool_volume_create(e.p, "b", n * 64 * 1024, 4096, &b), 0);
+	uint8_t *buf = vblk_alloc_buf(64 * 1024);
+	memset(buf, 0xA5, 64 * 1024);
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(vwrite(&e, a, i * 64 * 1024, buf, 64 * 1024), 0);
+	assert_int_equal(used(&e), st.capacity);
+	/* full: a write into b needs space -> -ENOSPC, nothing changed */
+	assert_int_equal(vwrite(&e, b, 0, buf, 4096), -ENOSPC);
+	assert_int_equal(mapped(b), 0);
+	/* an overwrite of allocated space still works */
+	assert_int_equal(vwrite(&e, a, 0, buf, 4096), 0);
+	/* free one extent of a; b gets it and must read zeros except what it wrote */
+	assert_int_equal(vdealloc(&e, a, 3 * 64 * 1024, 64 * 1024), 0);
+	assert_int_equal(mapped(a), (n - 1) * 64 * 1024);
+	assert_int_equal(used(&e), st.capacity - 64 * 1024);
+	memset(buf, 0x5A, 4096);
+	assert_int_equal(vwrite(&e, b, 8192, buf, 4096), 0);
+	assert_int_equal(vread(&e, b, 0, buf, 64 * 1024), 0);
+	assert_true(all_bytes(buf, 8192, 0));
+	assert_true(all_bytes(buf + 8192, 4096, 0x5A));
+	assert_true(all_bytes(buf + 12288, 64 * 1024 - 12288, 0));
+	/* a reads zeros where it was deallocated */
+	assert_int_equal(vread(&e, a, 3 * 64 * 1024, buf, 64 * 1024), 0);
+	assert_true(all_bytes(buf, 64 * 1024, 0));
+	free(buf);
+	env_close(&e);
+}
+
+static void test_dealloc_granules(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 16 * MIB, 64 * 1024, 0);
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(e.p, "v", MIB, 512, &v), 0);
+	uint8_t *buf = vblk_alloc_buf(64 * 1024);
+	memset(buf, 0x7E, 64 * 1024);
+	assert_int_equal(vwrite(&e, v, 0, buf, 64 * 1024), 0);
+	/* [1024, 13312): granule 0 and 3 partial (kept), granules 1-2 cleared */
+	assert_int_equal(vdealloc(&e, v, 1024, 12288), 0);
+	assert_int_equal(vread(&e, v, 0, buf, 64 * 1024), 0);
+	assert_true(all_bytes(buf, 4096, 0x7E));
+	assert_true(all_bytes(buf + 4096, 8192, 0));
+	assert_true(all_bytes(buf + 12288, 64 * 1024 - 12288, 0x7E));
+	assert_int_equal(mapped(v), 64 * 1024);
+	/* clearing the rest leaves no valid granule: the extent goes back to the pool */
+	assert_int_equal(vdealloc(&e, v, 0, 4096), 0);
+	assert_int_equal(mapped(v), 64 * 1024);
+	assert_int_equal(vdealloc(&e, v, 12288, 64 * 1024 - 12288), 0);
+	assert_int_equal(mapped(v), 0);
+	assert_int_equal(used(&e), 0);
+	/* out of range */
+	assert_int_equal(vvol_deallocate(v, MIB - 512, 1024, done_cb, NULL), -EINVAL);
+	free(buf);
+	env_close(&e);
+}
+
+static void test_journal_wrap_and_recovery(void **state)
+{
+	(void)state;
+	char path[512];
+	const char *tmp = getenv("VAAID_TEST_TMP");
+	mkdir(tmp ? tmp : "/tmp", 0755);
+	snprintf(path, sizeof(path), "%s/test_pool_thin.%d", tmp ? tmp : "/tmp", (int)getpid());
+	unlink(path);
+	struct env e = {0};
+	assert_int_equal(vreactor_create(64, &e.r), 0);
+	assert_int_equal(vblk_uring_open(e.r, path, 48 * MIB, &e.dev), 0);
+	/* minimum journal: many small allocations wrap it and force checkpoints */
+	struct vpool_params prm = {.extent_size = 64 * 1024, .journal_size = 520 * 1024};
+	assert_int_equal(vpool_format(e.dev, &prm), 0);
+	assert_int_equal(vpool_open(e.dev, &e.p), 0);
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(e.p, "v", 40 * MIB, 512, &v), 0);
+	uint8_t *buf = vblk_alloc_buf(4096);
+	for (int round = 0; round < 6; round++)
+		for (uint64_t g = 0; g < 40 * MIB / 4096; g += 7) {
+			memset(buf, (int)(g + round) & 0xFF, 4096);
+			assert_int_equal(vwrite(&e, v, g * 4096, buf, 4096), 0);
+			if (round == 5 && g % 3 == 0)
+				assert_int_equal(vdealloc(&e, v, g * 4096, 4096), 0);
+		}
+	struct vpool_stats st;
+	vpool_get_stats(e.p, &st);
+	assert_true(st.checkpoints >= 2);
+	uint64_t used_before = st.used, mapped_before = mapped(v);
+	assert_int_equal(vpool_verify(e.p, stderr), 0);
+	/* Abandon without a final checkpoint: recovery must replay the journal. */
+	vpool_abandon(e.p);
+	struct vpool_open_report rep = {0};
+	assert_int_equal(vpool_open_ex(e.dev, 0, &e.p, &rep), 0);
+	assert_true(rep.records > 0);
+	v = vpool_volume_find(e.p, "v");
+	assert_non_null(v);
+	assert_int_equal(mapped(v), mapped_before);
+	vpool_get_stats(e.p, &st);
+	assert_int_equal(st.used, used_before);
+	for (uint64_t g = 0; g < 40 * MIB / 4096; g++) {
+		assert_int_equal(vread(&e, v, g * 4096, buf, 4096), 0);
+		uint8_t want = g % 7 ? 0 : (g % 3 ? (uint8_t)(g + 5) : 0);
+		assert_true(all_bytes(buf, 4096, want));
+	}
+	free(buf);
+	env_close(&e);
+	unlink(path);
+}
+
+/* Power loss right after a control-path call returned: durable means durable. */
+static void crash_and_recover(struct env *e)
+{
+	vblk_crashsim_crash_now(e->dev);
+	vpool_abandon(e->p);
+	vreactor_destroy(e->r);
+	assert_int_equal(vreactor_create(64, &e->r), 0);
+	vblk_crashsim_power_on(e->dev, e->r);
+	assert_int_equal(vpool_open(e->dev, &e->p), 0);
+	assert_int_equal(vpool_verify(e->p, stderr), 0);
+}
+
+static void test_volume_delete_and_grow(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 8 * MIB, 64 * 1024, 0);
+	struct vpool_stats st;
+	vpool_get_stats(e.p, &st);
+	struct vvol *a, *b;
+	assert_int_equal(vpool_volume_create(e.p, "a", st.capacity, 512, &a), 0);
+	assert_int_equal(vpool_volume_create(e.p, "b", 1 * MIB, 4096, &b), 0);
+	struct vvol_info ai;
+	vvol_get_info(a, &ai);
+	uint8_t *buf = vblk_alloc_buf(64 * 1024);
+	memset(buf, 0xA5, 64 * 1024);
+	for (uint64_t off = 0; off < st.capacity; off += 64 * 1024)
+		assert_int_equal(vwrite(&e, a, off, buf, 64 * 1024), 0);
+	assert_int_equal(used(&e), st.capacity);
+	/* delete: every extent back, durable on return (survives a power loss) */
+	assert_int_equal(vpool_volume_delete(e.p, "nope"), -ENOENT);
+	assert_int_equal(vpool_volume_delete(e.p, "a"), 0);
+	assert_null(vpool_volume_find(e.p, "a"));
+	assert_int_equal(vpool_volume_count(e.p), 1);
+	crash_and_recover(&e);
+	assert_null(vpool_volume_find(e.p, "a"));
+	assert_int_equal(used(&e), 0);
+	/* the name is free again; the new volume is a new device and reads zeros */
+	assert_int_equal(vpool_volume_create(e.p, "a", st.capacity, 512, &a), 0);
+	struct vvol_info ai2;
+	vvol_get_info(a, &ai2);
+	assert_memory_not_equal(ai.naa, ai2.naa, 16);
+	assert_int_equal(vread(&e, a, 0, buf, 64 * 1024), 0);
+	assert_true(all_bytes(buf, 64 * 1024, 0));
+	/* grow b: durable, the new range reads zeros and is writable; shrink refused */
+	b = vpool_volume_find(e.p, "b");
+	assert_int_equal(vvol_grow(b, 512 * 1024), -EINVAL);
+	assert_int_equal(vvol_grow(b, 3 * MIB), 0);
+	crash_and_recover(&e);
+	b = vpool_volume_find(e.p, "b");
+	struct vvol_info bi;
+	vvol_get_info(b, &bi);
+	assert_int_equal(bi.size, 3 * MIB);
+	memset(buf, 0x3C, 4096);
+	assert_int_equal(vwrite(&e, b, 3 * MIB - 4096, buf, 4096), 0);
+	assert_int_equal(vread(&e, b, 2 * MIB, buf, 64 * 1024), 0);
+	assert_true(all_bytes(buf, 64 * 1024, 0));
+	free(buf);
+	env_close(&e);
+}
+
+static void test_volume_validation(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 16 * MIB, 0, 0);
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(e.p, "ok.name-1_x", MIB, 512, &v), 0);
+	assert_int_equal(vpool_volume_create(e.p, "ok.name-1_x", MIB, 512, &v), -EEXIST);
+	assert_int_equal(vpool_volume_create(e.p, "bad/name", MIB, 512, &v), -EINVAL);
+	assert_int_equal(vpool_volume_create(e.p, "", MIB, 512, &v), -EINVAL);
+	assert_int_equal(vpool_volume_create(e.p, "b", MIB, 1024, &v), -EINVAL);
+	assert_int_equal(vpool_volume_create(e.p, "c", 0, 512, &v), -EINVAL);
+	struct vvol *a = vpool_volume_find(e.p, "ok.name-1_x");
+	assert_non_null(a);
+	assert_int_equal(vpool_volume_create(e.p, "d", MIB, 4096, &v), 0);
+	struct vvol_info ia, id;
+	vvol_get_info(a, &ia);
+	vvol_get_info(v, &id);
+	assert_int_equal(ia.naa[0] >> 4, 6); /* NAA-6 */
+	assert_memory_not_equal(ia.naa, id.naa, 16);
+	assert_string_not_equal(ia.serial, id.serial);
+	/* misaligned I/O is refused */
+	uint8_t *buf = vblk_alloc_buf(4096);
+	assert_int_equal(vwrite(&e, v, 100, buf, 512), -EINVAL);
+	assert_int_equal(vwrite(&e, v, MIB - 512, buf, 1024), -EINVAL);
+	free(buf);
+	env_close(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_thin_read_zero_and_accounting),
+		cmocka_unit_test(test_partial_granule_zero_fill),
+		cmocka_unit_test(test_dealloc_reuse_no_stale_data),
+		cmocka_unit_test(test_dealloc_granules),
+		cmocka_unit_test(test_journal_wrap_and_recovery),
+		cmocka_unit_test(test_volume_validation),
+		cmocka_unit_test(test_volume_delete_and_grow),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Linux sd sees vaaid LUNs: INQUIRY, VPD pages, READ CAPACITY(16) (512e), per-volume identity.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh 2 2G)
+[ ${#L[@]} -eq 2 ] || die "setup-luns printed ${#L[@]} lines"
+read -r _ sg0 sd0 _ <<<"${L[0]}"
+read -r _ sg1 _ _ <<<"${L[1]}"
+inq=$(sg_inq "$sg0")
+grep -q "Vendor identification: VAAID" <<<"$inq" || die "vendor: $inq"
+grep -q "Product identification: VAAID THIN LUN" <<<"$inq" || die "product: $inq"
+grep -q "3PC=" <<<"$inq" || true
+vpd=$(sg_vpd -p 0x83 "$sg0")
+grep -q "designator type: NAA" <<<"$vpd" && grep -q "0x6" <<<"$vpd" || die "no NAA-6 designator: $vpd"
+grep -q "vendor id: VAAID" <<<"$vpd" || die "no T10 vendor designator: $vpd"
+s0=$(sg_vpd -p 0x80 -r "$sg0" | tail -c +5 | tr -d '\0')
+s1=$(sg_vpd -p 0x80 -r "$sg1" | tail -c +5 | tr -d '\0')
+[ -n "$s0" ] && [ "$s0" != "$s1" ] || die "unit serials '$s0' '$s1' must differ"
+sg_vpd -p 0xb0 "$sg0" | grep -q "Optimal transfer length granularity: 8" || die "VPD B0: $(sg_vpd -p 0xb0 "$sg0")"
+sg_vpd -p 0xb1 "$sg0" | grep -qi "non-rotating" || die "VPD B1: $(sg_vpd -p 0xb1 "$sg0")"
+sg_vpd -p 0xb2 "$sg0" >/dev/null || die "VPD B2 missing"
+cap=$(sg_readcap -l "$sg0")
+grep -q "Logical block length=512 bytes" <<<"$cap" || die "readcap: $cap"
+grep -q "Logical blocks per physical block exponent=3" <<<"$cap" || die "readcap: $cap"
+grep -q "Number of logical blocks=4194304" <<<"$cap" || die "readcap: $cap"
+[ "$(cat /sys/block/${sd0#/dev/}/queue/physical_block_size)" = 4096 ] || die "sd physical block size"
+# write cache off (WCE=0): the sd driver reads the caching mode page
+sg_modes -p 0x08 "$sg0" | grep -q "WCE *0" || sdparm --get=WCE "$sd0" 2>/dev/null | grep -q "WCE *0" || \
+	log "note: could not read WCE through sg_modes/sdparm"
+grep -q "write through" "/sys/block/${sd0#/dev/}/device/scsi_disk/"*/cache_type || die "cache_type is not write through"
+log "identity ok: serials $s0 / $s1"

@@ -1,0 +1,604 @@
+/*
+ * simhost: engine thread + simulated kernels (see simhost.h for the model).
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "simhost.h"
+#include "vaaid/lun.h"
+#include "vaaid/tcmu_dev.h"
+
+#define SIM_CMDR_SIZE (1u << 20)
+#define SIM_DATA_SIZE (64u << 20)
+
+struct hlun {
+	bool used;
+	char vol[VPOOL_NAME_MAX + 1];
+	struct simk *k;
+	void *map;
+	size_t map_size;
+	struct scsi_lun lun;
+	struct tcmu_dev *dev;
+	int group; /* visibility group (simhost_set_visibility); LUNs of one group are co-visible */
+};
+
+struct held {
+	struct simhost_result r;
+	struct held *next;
+};
+
+struct simhost {
+	char path[4096];
+	enum simhost_io io;
+	uint64_t seed;
+	struct vreactor *r;
+	struct vblk *dev;
+	struct vpool *pool;
+	struct hlun luns[SIMHOST_MAX_LUNS];
+	pthread_t thr;
+	bool running;
+	atomic_bool stop;
+	int wake_fd;
+	struct vio_op wake_op;
+	uint64_t next_tag;
+	struct held *held; /* results reaped during reopen, delivered by the next reap */
+};
+
+/* ---- engine thread */
+
+static void wake_cb(void *arg, int res)
+{
+	struct simhost *h = arg;
+	uint64_t v;
+	(void)res;
+	if (read(h->wake_fd, &v, sizeof(v)) < 0) {
+		/* nothing to drain */
+	}
+	vio_op_init(&h->wake_op, wake_cb, h);
+	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+}
+
+static void *engine_main(void *arg)
+{
+	struct simhost *h = arg;
+	while (!atomic_load(&h->stop)) {
+		if (vreactor_run_once(h->r, -1) < 0)
+			break;
+	}
+	return NULL;
+}
+
+static int engine_start(struct simhost *h)
+{
+	if (h->running)
+		return 0;
+	atomic_store(&h->stop, false);
+	if (pthread_create(&h->thr, NULL, engine_main, h))
+		return -EAGAIN;
+	h->running = true;
+	return 0;
+}
+
+static void engine_stop(struct simhost *h)
+{
+	if (!h->running)
+		return;
+	atomic_store(&h->stop, true);
+	uint64_t one = 1;
+	if (write(h->wake_fd, &one, sizeof(one)) < 0) {
+		/* the eventfd cannot overflow here */
+	}
+	pthread_join(h->thr, NULL);
+	h->running = false;
+}
+
+/* ---- setup / teardown of the reactor, device and pool */
+
+static int open_dev(struct simhost *h, uint64_t create_size, char *err, size_t errlen)
+{
+	int rc = vreactor_create(256, &h->r);
+	if (rc < 0) {
+		snprintf(err, errlen, "io_uring setup failed: %s", strerror(-rc));
+		return rc;
+	}
+	vio_op_init(&h->wake_op, wake_cb, h);
+	rc = vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	if (rc < 0)
+		return rc;
+	if (h->io == SIMHOST_IO_CRASHSIM)
+		rc = vblk_crashsim_open(h->r, h->path, create_size, h->seed, &h->dev);
+	else
+		rc = vblk_uring_open(h->r, h->path, create_size, &h->dev);
+	if (rc < 0)
+		snprintf(err, errlen, "%s: %s", h->path,
+			 rc == -EEXIST ? "already exists" : strerror(-rc));
+	return rc;
+}
+
+static struct simhost *host_new(const char *path, enum simhost_io io, uint64_t seed)
+{
+	struct simhost *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	snprintf(h->path, sizeof(h->path), "%s", path);
+	h->io = io;
+	h->seed = seed;
+	h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (h->wake_fd < 0) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+static void lun_teardown(struct hlun *l, bool reactor_gone)
+{
+	if (l->dev && reactor_gone)
+		tcmu_dev_abandon(l->dev);
+	else if (l->dev)
+		tcmu_dev_destroy(l->dev);
+	l->dev = NULL;
+	if (l->map)
+		munmap(l->map, l->map_size);
+	l->map = NULL;
+	if (l->k)
+		simk_destroy(l->k);
+	l->k = NULL;
+}
+
+static void host_free(struct simhost *h)
+{
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		lun_teardown(&h->luns[i], false);
+	while (h->held) {
+		struct held *n = h->held->next;
+		simhost_result_free(&h->held->r);
+		free(h->held);
+		h->held = n;
+	}
+	if (h->wake_fd >= 0)
+		close(h->wake_fd);
+	free(h);
+}
+
+/* Tear down everything below the LUN table without writing (reactor first: no late callbacks). */
+static void abandon_engine(struct simhost *h)
+{
+	vreactor_destroy(h->r);
+	h->r = NULL;
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		lun_teardown(&h->luns[i], true);
+	if (h->pool)
+		vpool_abandon(h->pool);
+	h->pool = NULL;
+}
+
+int simhost_create_pool(const char *path, uint64_t size, const struct vpool_params *prm,
+			enum simhost_io io, uint64_t seed, struct simhost **out, char *err,
+			size_t errlen)
+{
+	struct simhost *h = host_new(path, io, seed);
+	if (!h)
+		return -ENOMEM;
+	int rc = open_dev(h, size, err, errlen);
+	if (rc == 0) {
+		struct vpool_params p = *prm;
+		p.size = size;
+		rc = vpool_format(h->dev, &p);
+		if (rc < 0)
+			snprintf(err, errlen, "cannot format %s: %s", path, strerror(-rc));
+	}
+	if (rc == 0) {
+		rc = vpool_open(h->dev, &h->pool);
+		if (rc < 0)
+			snprintf(err, errlen, "cannot open the new pool %s: %s", path, strerror(-rc));
+	}
+	if (rc == 0)
+		rc = engine_start(h);
+	if (rc < 0) {
+		if (h->r) {
+			vblk_close(h->dev);
+			abandon_engine(h);
+		}
+		host_free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
+		      char *err, size_t errlen)
+{
+	struct simhost *h = host_new(path, io, seed);
+	if (!h)
+		return -ENOMEM;
+	int rc = open_dev(h, 0, err, errlen);
+	if (rc == 0) {
+		struct vpool_open_report rep = {0};
+		rc = vpool_open_ex(h->dev, 0, &h->pool, &rep);
+		if (rc < 0)
+			snprintf(err, errlen, "cannot open pool %s: %s%s%s", path, strerror(-rc),
+				 rep.error[0] ? ": " : "", rep.error);
+	}
+	if (rc == 0)
+		rc = engine_start(h);
+	if (rc < 0) {
+		if (h->r) {
+			vblk_close(h->dev);
+			abandon_engine(h);
+		}
+		host_free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+/* ---- LUNs */
+
+/*
+ * The EXTENDED COPY peer hook (struct scsi_lun.xcopy_peer): the attached LUN
+ * with that NAA, if it is in the receiving LUN's pool and visibility group.
+ * Runs on the engine thread; the LUN table only changes with the engine stopped.
+ */
+static struct scsi_lun *sim_xcopy_peer(struct scsi_lun *self, const uint8_t naa[16], int *why)
+{
+	struct simhost *h = self->peer_arg;
+	const struct hlun *me = NULL;
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && &h->luns[i].lun == self)
+			me = &h->luns[i];
+	for (int i = 0; me && i < SIMHOST_MAX_LUNS; i++) {
+		struct hlun *l = &h->luns[i];
+		if (!l->used || !l->dev || memcmp(l->lun.info.naa, naa, 16))
+			continue;
+		if (vvol_pool(l->lun.vol) != vvol_pool(self->vol)) {
+			*why = SCSI_PEER_OTHER_POOL;
+			return NULL;
+		}
+		if (l->group != me->group) {
+			*why = SCSI_PEER_NOT_COVISIBLE;
+			return NULL;
+		}
+		return &l->lun;
+	}
+	*why = SCSI_PEER_UNKNOWN;
+	return NULL;
+}
+
+static int lun_bringup(struct simhost *h, int n)
+{
+	struct hlun *l = &h->luns[n];
+	struct vvol *v = vpool_volume_find(h->pool, l->vol);
+	if (!v)
+		return -ENOENT;
+	int rc = simk_create(SIM_CMDR_SIZE, SIM_DATA_SIZE, &l->k);
+	if (rc < 0)
+		return rc;
+	l->map_size = simk_map_size(l->k);
+	l->map = mmap(NULL, l->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, simk_map_fd(l->k), 0);
+	if (l->map == MAP_FAILED) {
+		l->map = NULL;
+		return -errno;
+	}
+	vaaid_lun_init(&l->lun, v, SIMHOST_MAX_XFER);
+	l->lun.name = l->vol;
+	l->lun.xcopy_peer = sim_xcopy_peer;
+	l->lun.peer_arg = h;
+	return tcmu_dev_create(h->r, l->map, l->map_size, simk_irq_fd(l->k), simk_doorbell_fd(l->k),
+			       &l->lun, &l->dev);
+}
+
+int simhost_volume_create(struct simhost *h, const char *name, uint64_t size, uint32_t block)
+{
+	engine_stop(h);
+	int rc = vpool_volume_create(h->pool, name, size, block, NULL);
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
+int simhost_attach(struct simhost *h, const char *volume, int lun)
+{
+	if (lun < 0 || lun >= SIMHOST_MAX_LUNS)
+		return -ERANGE;
+	if (h->luns[lun].used)
+		return -EBUSY;
+	engine_stop(h);
+	struct hlun *l = &h->luns[lun];
+	snprintf(l->vol, sizeof(l->vol), "%s", volume);
+	l->used = true;
+	int rc = lun_bringup(h, lun);
+	if (rc < 0) {
+		lun_teardown(l, false);
+		l->used = false;
+	}
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
+int simhost_set_visibility(struct simhost *h, int lun, int group)
+{
+	if (lun < 0 || lun >= SIMHOST_MAX_LUNS)
+		return -ERANGE;
+	engine_stop(h);
+	h->luns[lun].group = group;
+	return engine_start(h);
+}
+
+int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16])
+{
+	if (lun < 0 || lun >= SIMHOST_MAX_LUNS || !h->luns[lun].used)
+		return -ENODEV;
+	memcpy(naa, h->luns[lun].lun.info.naa, 16);
+	return 0;
+}
+
+/* ---- commands */
+
+int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,
+		   const void *out, size_t out_len, size_t in_len, uint64_t *tag)
+{
+	if (lun < 0 || lun >= SIMHOST_MAX_LUNS || !h->luns[lun].used || !h->luns[lun].k)
+		return -ENODEV;
+	uint64_t t = ++h->next_tag;
+	int rc = simk_submit(h->luns[lun].k, cdb, cdb_len, out, out_len, in_len,
+			     t << 8 | (uint64_t)lun);
+	if (rc == 0 && tag)
+		*tag = t;
+	else if (rc < 0)
+		h->next_tag--;
+	return rc;
+}
+
+unsigned simhost_inflight(const struct simhost *h)
+{
+	unsigned n = 0;
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].k)
+			n += simk_inflight(h->luns[i].k);
+	return n;
+}
+
+void simhost_result_free(struct simhost_result *r)
+{
+	free(r->r.data_in);
+	r->r.data_in = NULL;
+}
+
+static int reap_ready(struct simhost *h, struct simhost_result *res, unsigned max)
+{
+	unsigned got = 0;
+	while (h->held && got < max) {
+		struct held *x = h->held;
+		h->held = x->next;
+		res[got++] = x->r;
+		free(x);
+	}
+	for (int i = 0; i < SIMHOST_MAX_LUNS && got < max; i++) {
+		struct hlun *l = &h->luns[i];
+		if (!l->k || !simk_inflight(l->k))
+			continue;
+		struct simk_result tmp[64];
+		unsigned want = max - got < 64 ? max - got : 64;
+		int n = simk_reap(l->k, tmp, want, 0);
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			res[got].lun = i;
+			res[got].tag = tmp[k].tag >> 8;
+			res[got].r = tmp[k];
+			got++;
+		}
+	}
+	return (int)got;
+}
+
+int simhost_reap(struct simhost *h, struct simhost_result *res, unsigned max, int timeout_ms)
+{
+	int n = reap_ready(h, res, max);
+	if (n != 0)
+		return n;
+	struct pollfd fds[SIMHOST_MAX_LUNS];
+	int nf = 0;
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].k && simk_inflight(h->luns[i].k))
+			fds[nf++] = (struct pollfd){.fd = simk_doorbell_fd(h->luns[i].k), .events = POLLIN};
+	if (!nf)
+		return 0;
+	if (poll(fds, (nfds_t)nf, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return reap_ready(h, res, max);
+}
+
+/* Reap everything in flight into the held list (for reopen). */
+static int hold_all(struct simhost *h)
+{
+	struct held **tail = &h->held;
+	while (*tail)
+		tail = &(*tail)->next;
+	while (simhost_inflight(h)) {
+		struct simhost_result r[32];
+		struct held *saved = h->held; /* reap only new completions */
+		h->held = NULL;
+		int n = simhost_reap(h, r, 32, 60000);
+		h->held = saved;
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return -ETIMEDOUT;
+		for (int k = 0; k < n; k++) {
+			struct held *x = calloc(1, sizeof(*x));
+			if (!x)
+				return -ENOMEM;
+			x->r = r[k];
+			*tail = x;
+			tail = &x->next;
+		}
+	}
+	return 0;
+}
+
+static int bring_all_luns(struct simhost *h)
+{
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++) {
+		if (!h->luns[i].used)
+			continue;
+		int rc = lun_bringup(h, i);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int simhost_reopen(struct simhost *h)
+{
+	int rc = hold_all(h);
+	if (rc < 0)
+		return rc;
+	engine_stop(h);
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].dev)
+			tcmu_dev_stop(h->luns[i].dev);
+	rc = vpool_close(h->pool);
+	h->pool = NULL;
+	/* New reactor: nothing of the old devices can complete late. */
+	vblk_close(h->dev);
+	h->dev = NULL;
+	abandon_engine(h);
+	char err[256];
+	int rc2 = open_dev(h, 0, err, sizeof(err));
+	if (rc2 == 0)
+		rc2 = vpool_open(h->dev, &h->pool);
+	if (rc2 == 0)
+		rc2 = bring_all_luns(h);
+	if (rc2 == 0)
+		rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
+int simhost_crash(struct simhost *h)
+{
+	if (h->io != SIMHOST_IO_CRASHSIM)
+		return -EOPNOTSUPP;
+	engine_stop(h);
+	if (!vblk_crashsim_crashed(h->dev))
+		vblk_crashsim_crash_now(h->dev);
+	/* Results of commands in flight are lost with the power. */
+	while (h->held) {
+		struct held *n = h->held->next;
+		simhost_result_free(&h->held->r);
+		free(h->held);
+		h->held = n;
+	}
+	abandon_engine(h);
+	int rc = vreactor_create(256, &h->r);
+	if (rc < 0)
+		return rc;
+	vio_op_init(&h->wake_op, wake_cb, h);
+	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	vblk_crashsim_power_on(h->dev, h->r);
+	rc = vpool_open(h->dev, &h->pool);
+	if (rc == 0)
+		rc = bring_all_luns(h);
+	if (rc == 0)
+		rc = engine_start(h);
+	return rc;
+}
+
+int simhost_arm_crash(struct simhost *h, uint64_t n)
+{
+	if (h->io != SIMHOST_IO_CRASHSIM)
+		return -EOPNOTSUPP;
+	engine_stop(h);
+	vblk_crashsim_arm(h->dev, n);
+	return engine_start(h);
+}
+
+bool simhost_crashed(const struct simhost *h)
+{
+	return h->io == SIMHOST_IO_CRASHSIM && vblk_crashsim_crashed(h->dev);
+}
+
+uint64_t simhost_io_ops(const struct simhost *h)
+{
+	return h->io == SIMHOST_IO_CRASHSIM ? vblk_crashsim_io_count(h->dev) : 0;
+}
+
+struct vblk_stats simhost_blk_stats(struct simhost *h) { return h->dev->stats; }
+
+char *simhost_stats_json(struct simhost *h)
+{
+	engine_stop(h);
+	json_object *o = vpool_stats_json(h->pool);
+	char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	engine_start(h);
+	return s;
+}
+
+struct dealloc_wait {
+	bool done;
+	int res;
+};
+
+static void dealloc_done(void *arg, int res)
+{
+	struct dealloc_wait *w = arg;
+	w->res = res;
+	w->done = true;
+}
+
+int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint64_t len)
+{
+	engine_stop(h);
+	struct vvol *v = vpool_volume_find(h->pool, volume);
+	struct dealloc_wait w = {0};
+	int rc = v ? vvol_deallocate(v, off, len, dealloc_done, &w) : -ENOENT;
+	while (rc == 0 && !w.done) {
+		if (h->io == SIMHOST_IO_CRASHSIM && vblk_crashsim_crashed(h->dev)) {
+			rc = -EIO; /* the callback will never come: the power is off */
+			break;
+		}
+		int n = vreactor_run_once(h->r, 10);
+		if (n < 0)
+			rc = n;
+	}
+	if (rc == 0)
+		rc = w.res;
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
+int simhost_verify(struct simhost *h, FILE *f)
+{
+	engine_stop(h);
+	int rc = vpool_verify(h->pool, f);
+	engine_start(h);
+	return rc;
+}
+
+int simhost_close(struct simhost *h)
+{
+	int rc = hold_all(h);
+	engine_stop(h);
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].dev)
+			tcmu_dev_stop(h->luns[i].dev);
+	int rc2 = vpool_close(h->pool);
+	h->pool = NULL;
+	vblk_close(h->dev);
+	h->dev = NULL;
+	abandon_engine(h);
+	host_free(h);
+	return rc < 0 ? rc : rc2;
+}

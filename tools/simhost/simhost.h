@@ -1,0 +1,88 @@
+/*
+ * simhost: the engine (reactor + pool + TCMU devices) on its own thread, fed
+ * through simulated kernels (include/vaaid/sim.h), one per LUN. Used by
+ * vaai-sim, the crash suite and the engine benchmarks.
+ *
+ * How this works: the engine thread runs the reactor. The caller's thread
+ * plays the kernel: it queues commands into a LUN's memfd ring (simk_submit)
+ * and collects completions (simk_reap), the two sides talking only through
+ * the shared ring and two eventfds, as LIO and a TCMU daemon do. Control
+ * operations (create, open, attach, reopen, crash, stats) stop the engine
+ * thread, act from the caller's thread (then the only user of the reactor),
+ * and start it again.
+ */
+#ifndef VAAID_SIMHOST_H
+#define VAAID_SIMHOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vaaid/pool.h"
+#include "vaaid/sim.h"
+
+#define SIMHOST_MAX_LUNS 256
+#define SIMHOST_MAX_XFER (8u << 20)
+
+enum simhost_io { SIMHOST_IO_URING, SIMHOST_IO_CRASHSIM };
+
+struct simhost;
+
+struct simhost_result {
+	int lun;
+	uint64_t tag;
+	struct simk_result r; /* r.data_in is malloc'd: simhost_result_free */
+};
+
+/* err receives a message naming the problem on failure. */
+int simhost_create_pool(const char *path, uint64_t size, const struct vpool_params *prm,
+			enum simhost_io io, uint64_t seed, struct simhost **out, char *err,
+			size_t errlen);
+int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
+		      char *err, size_t errlen);
+/* Clean shutdown (waits for in-flight commands, checkpoints, closes). */
+int simhost_close(struct simhost *h);
+
+int simhost_volume_create(struct simhost *h, const char *name, uint64_t size, uint32_t block);
+int simhost_attach(struct simhost *h, const char *volume, int lun);
+/*
+ * Visibility group of a LUN (default 0; kept across reopen): EXTENDED COPY
+ * reaches only LUNs of the receiving LUN's group (the simulated co-visibility
+ * rule). May be set before or after attach.
+ */
+int simhost_set_visibility(struct simhost *h, int lun, int group);
+/* The NAA designator (VPD 83h) of an attached LUN; -ENODEV if not attached. */
+int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
+
+/* Queue a command; -EAGAIN when the LUN's ring is full (reap first). tag identifies it. */
+int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,
+		   const void *out, size_t out_len, size_t in_len, uint64_t *tag);
+/* Collect up to max completed commands (any LUN); waits up to timeout_ms. */
+int simhost_reap(struct simhost *h, struct simhost_result *res, unsigned max, int timeout_ms);
+unsigned simhost_inflight(const struct simhost *h);
+void simhost_result_free(struct simhost_result *r);
+
+/* Reopen: wait for in-flight commands (their results are kept for the next reap), close
+ * cleanly, open again (recovery) and re-attach the same LUNs. */
+int simhost_reopen(struct simhost *h);
+/* crashsim only: power loss now; commands in flight are lost; recover and re-attach. */
+int simhost_crash(struct simhost *h);
+/* crashsim only: arm a crash at the n-th write/flush from now (the engine keeps running). */
+int simhost_arm_crash(struct simhost *h, uint64_t n);
+bool simhost_crashed(const struct simhost *h);
+uint64_t simhost_io_ops(const struct simhost *h); /* crashsim write+flush count */
+
+/*
+ * Deallocate [off, off+len) of a volume through the pool API (vvol_deallocate),
+ * from the control thread; returns its result, or -EIO when the simulated
+ * power failed meanwhile. Used by the crash suite until UNMAP exists.
+ */
+int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint64_t len);
+
+/* Stats as JSON (one line, no newline), caller frees. */
+char *simhost_stats_json(struct simhost *h);
+/* Run vpool_verify on the live pool (engine stopped meanwhile); returns problems found. */
+int simhost_verify(struct simhost *h, FILE *f);
+struct vblk_stats simhost_blk_stats(struct simhost *h);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * vaai-bench: benchmarks of the engine (docs/performance.md).
+ *   engine.c    4 KiB QD32 random write / read / allocating write through the
+ *               simulated kernel + real ring + engine, against fio on a file
+ *               of the same size on the same file system
+ *   recovery.c  memory per TiB mapped, per partial extent, open time after a
+ *               clean close and after a kill -9 (helper subcommands run in
+ *               fresh processes)
+ *   main.c      subcommand dispatch and the helpers below
+ */
+#ifndef VAAI_BENCH_H
+#define VAAI_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+double bench_now(void);                      /* CLOCK_MONOTONIC seconds */
+uint64_t bench_rand(uint64_t *state);        /* xorshift64* */
+int bench_parse_size(const char *s, uint64_t *out);
+/* Run argv, capture its stdout (malloc'd, NUL-terminated) into *out; returns exit status or -errno. */
+int bench_run_capture(char *const argv[], char **out);
+/* The path of this executable (for helper subcommands in fresh processes). */
+const char *bench_self(void);
+
+int bench_engine_main(int argc, char **argv);
+int bench_recovery_main(int argc, char **argv);
+/* Helpers run in a fresh process by the recovery benchmark. */
+int bench_recovery_helper(int argc, char **argv);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * vaai-bench: entry point and shared helpers (see bench.h for the layout).
+ *
+ *   vaai-bench engine   [options]   (scripts/bench/engine)
+ *   vaai-bench recovery [options]   (scripts/bench/recovery)
+ * Each prints its result lines on stdout and progress on stderr ("# ...").
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "vaaid/util.h"
+
+double bench_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+uint64_t bench_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+int bench_parse_size(const char *s, uint64_t *out) { return vparse_size(s, out); }
+
+const char *bench_self(void)
+{
+	static const char self[] = "/proc/self/exe"; /* resolved by execv in the child */
+	return self;
+}
+
+int bench_run_capture(char *const argv[], char **out)
+{
+	int fd[2];
+	if (pipe(fd) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(fd[0]);
+		close(fd[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execv(argv[0], argv);
+		fprintf(stderr, "vaai-bench: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fd[1]);
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap);
+	for (;;) {
+		if (b && n + 1 == cap) {
+			char *nb = realloc(b, cap * 2);
+			if (!nb) {
+				free(b);
+				b = NULL;
+			} else {
+				b = nb;
+				cap *= 2;
+			}
+		}
+		char scratch[4096];
+		ssize_t r = b ? read(fd[0], b + n, cap - n - 1) : read(fd[0], scratch, sizeof(scratch));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (b)
+			n += (size_t)r;
+	}
+	close(fd[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+	}
+	if (!b)
+		return -ENOMEM;
+	b[n] = 0;
+	*out = b;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: vaai-bench engine [--dir DIR] [--size SIZE] [--alloc-size SIZE] [--runtime S] [--qd N]\n"
+		"                         [--fio PATH] [--only randwrite|randread|alloc] [--no-fio] [--keep]\n"
+		"       vaai-bench recovery [--dir DIR] [--extents N] [--partial N] [--crashes N]\n"
+		"                         [--crash-fill F] [--keep]\n"
+		"(see docs/performance.md)\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage();
+		return 2;
+	}
+	if (!strcmp(argv[1], "engine"))
+		return bench_engine_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "recovery"))
+		return bench_recovery_main(argc - 1, argv + 1);
+	if (argv[1][0] == '_')
+		return bench_recovery_helper(argc - 1, argv + 1);
+	usage();
+	return 2;
+}

@@ -24,6 +24,10 @@ void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_byte
 	in->opt_xfer_gran = (uint16_t)(VPOOL_GRANULE / vi.block_size);
 	uint64_t maxb = max_xfer_bytes / vi.block_size;
 	in->max_xfer_blocks = maxb > UINT32_MAX ? UINT32_MAX : (uint32_t)maxb;
+	/* COMPARE AND WRITE (SBC-4 5.3): the data-out holds both instances, so it must fit
+	 * the maximum transfer twice. */
+	uint32_t caw = in->max_xfer_blocks / 2;
+	in->max_caw_len = (uint8_t)(caw < VAAID_MAX_CAW_BLOCKS ? caw : VAAID_MAX_CAW_BLOCKS);
 	uint64_t optb = st.extent / vi.block_size;
 	in->opt_xfer_blocks = (uint32_t)(optb < in->max_xfer_blocks ? optb : in->max_xfer_blocks);
 	/* Logical block provisioning management (SBC-4 4.7): thin provisioned (4.7.3.3,

@@ -136,6 +136,19 @@ int vvol_read(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *io
 int vvol_write(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
 	       vvol_cb cb, void *arg);
 /*
+ * Compare and write (the pool half of COMPARE AND WRITE, SBC-4 5.3): under
+ * exclusive locks on every extent of [off, off+len) -- so no other read,
+ * write, deallocation or share of those extents runs in between -- read the
+ * range, compare it with cmp (len bytes; never-written blocks compare as
+ * zeros), and only if it is equal write wiov there (durable on completion,
+ * as vvol_write). A difference completes with -EILSEQ and *miscompare_at =
+ * offset of the first differing byte; nothing is written. -ENOSPC when the
+ * write needs space the pool does not have (nothing written).
+ */
+int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *cmp,
+		       const struct iovec *wiov, int wiovcnt, uint64_t *miscompare_at, vvol_cb cb,
+		       void *arg);
+/*
  * Deallocate [off, off+len): extents fully covered are unmapped (their space
  * returns to the pool once the record is durable), fully covered 4 KiB
  * granules of other extents stop being valid (they read as zeros), and an

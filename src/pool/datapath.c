@@ -33,6 +33,9 @@
  * (or in place, for OVERWRITE); the records are appended only after the data
  * is durable, and the request completes only when their commit is durable.
  * Writes with more than IOV_MAX iovecs are split into several operations.
+ * Compare and write: every extent is locked exclusive; the request runs first
+ * as a read into its own buffer, then (req_finish) the data is compared and,
+ * if equal, the same request runs again as a write with the locks still held.
  */
 #include <errno.h>
 #include <limits.h>
@@ -98,6 +101,14 @@ struct preq {
 	size_t iov_used, iov_cap;
 	struct pio *pio_pool;
 	size_t pio_used, pio_cap;
+	/* compare and write */
+	bool caw;
+	const uint8_t *caw_cmp;
+	uint8_t *caw_buf;
+	struct iovec caw_iov;
+	const struct iovec *caw_wiov;
+	int caw_wiovcnt;
+	uint64_t *caw_miscompare;
 };
 
 static void req_lock_next(struct preq *rq);
@@ -114,6 +125,7 @@ static void req_free(struct preq *rq)
 		free(rq->subs[i].bounce[1]);
 	}
 	free(rq->bounce_all);
+	free(rq->caw_buf);
 	free(rq->subs);
 	free(rq->iov_pool);
 	free(rq->pio_pool);
@@ -122,9 +134,16 @@ static void req_free(struct preq *rq)
 
 static void req_discard(struct pool_req *r) { req_free((struct preq *)r); }
 
+static void req_start_io(struct preq *rq);
+static bool caw_compared_equal(struct preq *rq);
+
 static void req_finish(struct preq *rq)
 {
 	struct vpool *p = rq->p;
+	if (rq->caw && rq->op == OP_READ && !rq->err && caw_compared_equal(rq)) {
+		req_start_io(rq); /* the write phase, locks still held */
+		return;
+	}
 	for (unsigned i = 0; i < rq->nsub; i++) {
 		struct psub *s = &rq->subs[i];
 		if (s->locked)
@@ -182,8 +201,10 @@ static uint8_t classify(const struct preq *rq, const struct psub *s)
 	return SK_VALIDATE;
 }
 
-static uint8_t mode_for(uint8_t kind)
+static uint8_t mode_for(const struct preq *rq, uint8_t kind)
 {
+	if (rq->caw)
+		return XLOCK_EXCL;
 	return (kind == SK_READ || kind == SK_ZERO || kind == SK_OVERWRITE) ? XLOCK_SHARED
 									      : XLOCK_EXCL;
 }
@@ -455,6 +476,41 @@ static void sub_io_done(void *arg, int res)
 	}
 }
 
+/* ---- compare and write: after the read phase */
+
+/* Compare; if equal, turn rq into its write phase (subs reset, locks kept) and return true. */
+static bool caw_compared_equal(struct preq *rq)
+{
+	if (memcmp(rq->caw_buf, rq->caw_cmp, rq->len)) {
+		uint64_t i = 0;
+		while (rq->caw_buf[i] == rq->caw_cmp[i])
+			i++;
+		*rq->caw_miscompare = i;
+		rq->err = -EILSEQ;
+		return false;
+	}
+	rq->op = OP_WRITE;
+	rq->iov = rq->caw_wiov;
+	rq->iovcnt = rq->caw_wiovcnt;
+	rq->iov_used = 0;
+	rq->pio_used = 0;
+	for (unsigned i = 0; i < rq->nsub; i++) {
+		struct psub *s = &rq->subs[i];
+		free(s->bounce[0]);
+		free(s->bounce[1]);
+		s->bounce[0] = s->bounce[1] = NULL;
+		s->pext = s->src_pext = 0;
+		s->cow_written = false;
+		s->iov = NULL;
+		s->niov = 0;
+		s->io_pending = 0;
+		s->err = 0;
+		s->pios = NULL;
+		s->npio = 0;
+	}
+	return true;
+}
+
 /* ---- start: everything locked */
 
 static void req_start_io(struct preq *rq)
@@ -464,7 +520,7 @@ static void req_start_io(struct preq *rq)
 	for (unsigned i = 0; i < rq->nsub; i++) {
 		struct psub *s = &rq->subs[i];
 		s->kind = classify(rq, s);
-		if (mode_for(s->kind) == XLOCK_EXCL && s->mode == XLOCK_SHARED) {
+		if (mode_for(rq, s->kind) == XLOCK_EXCL && s->mode == XLOCK_SHARED) {
 			for (unsigned k = 0; k < rq->nsub; k++) {
 				struct psub *t = &rq->subs[k];
 				if (t->locked)
@@ -541,8 +597,13 @@ static void req_lock_next(struct preq *rq)
 	req_start_io(rq);
 }
 
+struct caw_args {
+	const void *cmp;
+	uint64_t *miscompare_at;
+};
+
 static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const struct iovec *iov,
-		      int iovcnt, vvol_cb cb, void *arg)
+		      int iovcnt, vvol_cb cb, void *arg, const struct caw_args *caw)
 {
 	struct vpool *p = v->pool;
 	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > v->size || len > v->size - off)
@@ -599,6 +660,25 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 		req_free(rq);
 		return -ENOMEM;
 	}
+	if (caw) {
+		/* Read phase first, into our own buffer; the write data waits in caw_wiov. */
+		rq->caw = true;
+		rq->caw_cmp = caw->cmp;
+		rq->caw_miscompare = caw->miscompare_at;
+		rq->caw_wiov = rq->iov;
+		rq->caw_wiovcnt = rq->iovcnt;
+		rq->caw_buf = vblk_alloc_buf(vround_up(len, VBLK_ALIGN));
+		if (!rq->caw_buf) {
+			p->inflight--;
+			pool_req_untrack(p, &rq->link);
+			req_free(rq);
+			return -ENOMEM;
+		}
+		rq->caw_iov = (struct iovec){.iov_base = rq->caw_buf, .iov_len = len};
+		rq->iov = &rq->caw_iov;
+		rq->iovcnt = 1;
+		rq->op = OP_READ;
+	}
 	size_t doff = 0;
 	for (unsigned i = 0; i < rq->nsub; i++) {
 		struct psub *s = &rq->subs[i];
@@ -612,7 +692,7 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 		s->doff = doff;
 		doff += s->len;
 		s->kind = classify(rq, s);
-		s->mode = mode_for(s->kind);
+		s->mode = mode_for(rq, s->kind);
 	}
 	if (p->failed) {
 		req_fail(rq, -EIO);
@@ -625,13 +705,23 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 int vvol_read(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
 	      vvol_cb cb, void *arg)
 {
-	return req_submit(v, OP_READ, off, len, iov, iovcnt, cb, arg);
+	return req_submit(v, OP_READ, off, len, iov, iovcnt, cb, arg, NULL);
 }
 
 int vvol_write(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
 	       vvol_cb cb, void *arg)
 {
-	return req_submit(v, OP_WRITE, off, len, iov, iovcnt, cb, arg);
+	return req_submit(v, OP_WRITE, off, len, iov, iovcnt, cb, arg, NULL);
+}
+
+int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *cmp,
+		       const struct iovec *wiov, int wiovcnt, uint64_t *miscompare_at, vvol_cb cb,
+		       void *arg)
+{
+	if (!len || !cmp || !miscompare_at)
+		return -EINVAL;
+	struct caw_args a = {.cmp = cmp, .miscompare_at = miscompare_at};
+	return req_submit(v, OP_WRITE, off, len, wiov, wiovcnt, cb, arg, &a);
 }
 
 struct flush_req {

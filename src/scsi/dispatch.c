@@ -64,6 +64,9 @@ static const struct scsi_opcode_desc opcodes[] = {
 	{0x84, true, 0x03, 16, {0x84, 0x03, 0, 0, 0, 0, 0, 0, 0, 0, L4, 0, C}, "RECEIVE COPY OPERATING PARAMETERS",
 	 handler_receive_copy_results},
 	{0x88, false, 0, 16, {0x88, RW10, L8, L4, 0, C}, "READ(16)", handler_read},
+	/* WRPROTECT (refused if set), DPO, FUA; LBA; NUMBER OF LOGICAL BLOCKS (byte 13) */
+	{0x89, false, 0, 16, {0x89, 0xF8, L8, 0, 0, 0, 0xFF, 0, C}, "COMPARE AND WRITE",
+	 handler_compare_and_write},
 	{0x8A, false, 0, 16, {0x8A, RW10, L8, L4, 0, C}, "WRITE(16)", handler_write},
 	{0x8E, false, 0, 16, {0x8E, 0xF0, L8, L4, 0, C}, "WRITE AND VERIFY(16)", handler_write_verify},
 	{0x8F, false, 0, 16, {0x8F, 0xF6, L8, L4, 0, C}, "VERIFY(16)", handler_verify},

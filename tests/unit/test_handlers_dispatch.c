@@ -19,7 +19,7 @@ static void test_table_consistent(void **state)
 	(void)state;
 	size_t n;
 	const struct scsi_opcode_desc *t = scsi_opcode_table(&n);
-	assert_int_equal(n, 33);
+	assert_int_equal(n, 34);
 	for (size_t i = 0; i < n; i++) {
 		assert_non_null(t[i].fn);
 		assert_non_null(t[i].name);
@@ -39,7 +39,7 @@ static void test_table_consistent(void **state)
 	}
 	const uint8_t want[] = {0x00, 0x03, 0x08, 0x0A, 0x12, 0x15, 0x1A, 0x1B, 0x25, 0x28,
 				0x2A, 0x2E, 0x2F, 0x35, 0x41, 0x42, 0x4D, 0x55, 0x5A, 0x83,
-				0x84, 0x84, 0x88, 0x8A, 0x8E, 0x8F, 0x91, 0x93, 0x9E, 0x9E,
+				0x84, 0x84, 0x88, 0x89, 0x8A, 0x8E, 0x8F, 0x91, 0x93, 0x9E, 0x9E,
 				0xA3, 0xA8, 0xAA};
 	for (size_t i = 0; i < sizeof(want); i++)
 		assert_int_equal(t[i].opcode, want[i]);
@@ -109,6 +109,23 @@ static void test_naca(void **state)
 	run_cmd(e, dispatch, CDB(0x9E, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0x04), 64);
 	assert_invalid_cdb(e, 15, 2);
 	run_cmd(e, dispatch, CDB(0x00, 0, 0, 0, 0, 0x80), 0); /* vendor specific bits: ignored */
+	assert_good(e);
+}
+
+/* COMPARE AND WRITE (SBC-4 5.3): NUMBER OF LOGICAL BLOCKS above the advertised MAXIMUM
+ * COMPARE AND WRITE LENGTH (1 in this fixture) -> INVALID FIELD IN CDB at byte 13, checked
+ * before the data-out length and before the pool is touched (this LUN has no volume). */
+static void test_caw_length_limit(void **state)
+{
+	(void)state;
+	struct tenv *e = tenv_new();
+	run_cmd(e, dispatch, CDB(0x89, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0), 2048);
+	assert_invalid_cdb(e, 13, -1);
+	e->lun.info.max_caw_len = 0; /* not supported at all: every NoLB > 0 is refused */
+	run_cmd(e, dispatch, CDB(0x89, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0), 1024);
+	assert_invalid_cdb(e, 13, -1);
+	/* NoLB 0: GOOD, nothing done (no volume needed) */
+	run_cmd(e, dispatch, CDB(0x89, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), 0);
 	assert_good(e);
 }
 
@@ -196,7 +213,7 @@ static void test_rsoc_all(void **state)
 	assert_good(e);
 	assert_int_equal(e->cmd.data_in_len, 4 + 20 * n);
 	assert_int_equal(scsi_get_be32(e->buf), 20 * n);
-	const uint8_t *d = e->buf + 4 + 20 * 28; /* 9Eh/10h */
+	const uint8_t *d = e->buf + 4 + 20 * 29; /* 9Eh/10h */
 	assert_int_equal(d[0], 0x9E);
 	assert_int_equal(scsi_get_be16(d + 2), 0x10);
 	assert_int_equal(d[5], 0x03);
@@ -248,9 +265,16 @@ static void test_rsoc_one(void **state)
 	rsoc(e, 0x02, 0x83, 1, 512); /* EXTENDED COPY(LID4): service action not implemented */
 	assert_good(e);
 	assert_int_equal(e->buf[1], 0x01);
-	rsoc(e, 0x02, 0x89, 0, 512); /* unknown operation code */
+	rsoc(e, 0x02, 0xC5, 0, 512); /* unknown operation code */
 	assert_good(e);
 	assert_int_equal(e->buf[1], 0x01);
+	/* 001b COMPARE AND WRITE (SBC-4 5.3): WRPROTECT, DPO, FUA, LBA, NUMBER OF LOGICAL BLOCKS */
+	const uint8_t caw[16] = {0x89, 0xF8, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+				 0, 0, 0, 0xFF, 0, 0x04};
+	rsoc(e, 0x01, 0x89, 0, 512);
+	assert_good(e);
+	assert_int_equal(e->buf[1], 0x03);
+	assert_memory_equal(e->buf + 4, caw, 16);
 	/* 010b EXTENDED COPY(LID1), RECEIVE COPY RESULTS 00h/03h (SPC-4 6.4, 6.18) */
 	const uint8_t xc[16] = {0x83, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0x04};
 	rsoc(e, 0x02, 0x83, 0, 512);
@@ -307,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_ua_ordering),
 		cmocka_unit_test(test_rsoc_all),
 		cmocka_unit_test(test_rsoc_one),
+		cmocka_unit_test(test_caw_length_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -201,6 +201,38 @@ static char *expand_naa(struct sim *s, const char *v)
 	return o;
 }
 
+/* One data-out segment: @FILE, zero:N, fill:BYTE:N or hex (with {naa:LUN}). */
+static uint8_t *parse_out_segment(struct sim *s, const char *v, size_t *len)
+{
+	uint8_t *out;
+	if (v[0] == '@') {
+		out = read_file(v + 1, len);
+		if (!out)
+			die(s, "cannot read data-out file '%s': %s", v + 1, strerror(errno));
+	} else if (!strncmp(v, "zero:", 5)) {
+		*len = parse_size_or_die(s, "out=zero length", v + 5);
+		out = calloc(1, *len ? *len : 1);
+	} else if (!strncmp(v, "fill:", 5)) {
+		char *end;
+		unsigned long byte = strtoul(v + 5, &end, 0);
+		if (end == v + 5 || *end != ':' || byte > 255)
+			die(s, "bad out=fill:BYTE:N '%s'", v);
+		*len = parse_size_or_die(s, "out=fill length", end + 1);
+		out = malloc(*len ? *len : 1);
+		if (out)
+			memset(out, (int)byte, *len);
+	} else {
+		char *hx = expand_naa(s, v);
+		out = parse_hex(hx, len);
+		free(hx);
+		if (!out)
+			die(s, "bad data-out hex '%s'", v);
+	}
+	if (!out)
+		die(s, "out of memory for data-out");
+	return out;
+}
+
 static uint64_t do_submit(struct sim *s, char **tok, int nt)
 {
 	need_pool(s);
@@ -216,33 +248,27 @@ static uint64_t do_submit(struct sim *s, char **tok, int nt)
 	uint64_t in_len = 0;
 	for (int i = 3; i < nt; i++) {
 		if (!strncmp(tok[i], "out=", 4)) {
-			const char *v = tok[i] + 4;
+			/* SEGMENT[,SEGMENT...]: the segments' bytes one after another */
 			free(out);
-			if (v[0] == '@') {
-				out = read_file(v + 1, &out_len);
-				if (!out)
-					die(s, "cannot read data-out file '%s': %s", v + 1, strerror(errno));
-			} else if (!strncmp(v, "zero:", 5)) {
-				out_len = parse_size_or_die(s, "out=zero length", v + 5);
-				out = calloc(1, out_len ? out_len : 1);
-			} else if (!strncmp(v, "fill:", 5)) {
-				char *end;
-				unsigned long byte = strtoul(v + 5, &end, 0);
-				if (end == v + 5 || *end != ':' || byte > 255)
-					die(s, "bad out=fill:BYTE:N '%s'", v);
-				out_len = parse_size_or_die(s, "out=fill length", end + 1);
-				out = malloc(out_len ? out_len : 1);
-				if (out)
-					memset(out, (int)byte, out_len);
-			} else {
-				char *hx = expand_naa(s, v);
-				out = parse_hex(hx, &out_len);
-				free(hx);
-				if (!out)
-					die(s, "bad data-out hex '%s'", v);
-			}
-			if (!out)
+			out = NULL;
+			out_len = 0;
+			char *list = strdup(tok[i] + 4), *save = NULL;
+			if (!list)
 				die(s, "out of memory for data-out");
+			for (char *seg = strtok_r(list, ",", &save); seg; seg = strtok_r(NULL, ",", &save)) {
+				size_t n;
+				uint8_t *b = parse_out_segment(s, seg, &n);
+				uint8_t *grown = realloc(out, out_len + n + 1);
+				if (!grown)
+					die(s, "out of memory for data-out");
+				out = grown;
+				memcpy(out + out_len, b, n);
+				out_len += n;
+				free(b);
+			}
+			free(list);
+			if (!out)
+				die(s, "empty data-out '%s'", tok[i]);
 		} else if (!strncmp(tok[i], "in=", 3)) {
 			in_len = parse_size_or_die(s, "in= length", tok[i] + 3);
 		} else {

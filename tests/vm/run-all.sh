@@ -18,7 +18,10 @@ for t in "${tests[@]}"; do
 	case $rc in
 	0) pass=$((pass + 1)); echo "PASS $t (${dt}s)" ;;
 	77) skip=$((skip + 1)); skipped+=("$t: $reason"); echo "SKIP $t: $reason" ;;
-	*) fail=$((fail + 1)); failed+=("$t"); echo "FAIL $t (exit $rc, ${dt}s)"; [ -n "$reason" ] && echo "$reason" ;;
+	*) fail=$((fail + 1)); failed+=("$t"); echo "FAIL $t (exit $rc, ${dt}s)"; [ -n "$reason" ] && echo "$reason"
+	   # what the daemon and the kernel said last, for the CI log
+	   tail -n 15 "$OUT/vaaid.log" 2>/dev/null | sed "s/^/  vaaid.log: /"
+	   dmesg | tail -n 10 | sed "s/^/  dmesg: /" ;;
 	esac
 	lio_clear
 done

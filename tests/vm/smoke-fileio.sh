@@ -67,7 +67,7 @@ log "LUN 0 is /dev/$sd and /dev/$sg"
 sg_turs "/dev/$sg" >/dev/null 2>&1 || true # takes the first UNIT ATTENTION
 inq=$(sg_inq "/dev/$sd") || die "sg_inq /dev/$sd failed"
 echo "$inq" | grep -q 'Vendor identification: LIO-ORG' || die "sg_inq: vendor is not LIO-ORG: $inq"
-sg_inq -p 0x80 "/dev/$sg" | grep -q "$SERIAL" || die "sg_inq -p 0x80: unit serial $SERIAL missing"
+grep -q "$SERIAL" <<<"$(sg_inq -p 0x80 "/dev/$sg")" || die "sg_inq -p 0x80: unit serial $SERIAL missing"
 log "sg_inq: $(echo "$inq" | grep -E 'Vendor|Product identification' | tr -s ' ' | paste -sd';' -)"
 cap=$(sg_readcap "/dev/$sg") || die "sg_readcap failed"
 echo "$cap" | grep -q "Device size: $SIZE bytes" || die "sg_readcap: size is not $SIZE: $cap"

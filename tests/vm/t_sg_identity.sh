@@ -16,8 +16,13 @@ grep -q "vendor id: VAAID" <<<"$vpd" || die "no T10 vendor designator: $vpd"
 s0=$(sg_vpd -p 0x80 -r "$sg0" | tail -c +5 | tr -d '\0')
 s1=$(sg_vpd -p 0x80 -r "$sg1" | tail -c +5 | tr -d '\0')
 [ -n "$s0" ] && [ "$s0" != "$s1" ] || die "unit serials '$s0' '$s1' must differ"
-sg_vpd -p 0xb0 "$sg0" | grep -q "Optimal transfer length granularity: 8" || die "VPD B0: $(sg_vpd -p 0xb0 "$sg0")"
-sg_vpd -p 0xb1 "$sg0" | grep -qi "non-rotating" || die "VPD B1: $(sg_vpd -p 0xb1 "$sg0")"
+# (grep reads whole outputs: "cmd | grep -q" under pipefail fails when grep exits
+# early and cmd gets SIGPIPE)
+b0=$(sg_vpd -p 0xb0 "$sg0")
+grep -q "Optimal transfer length granularity: 8" <<<"$b0" || die "VPD B0: $b0"
+grep -q "Maximum compare and write length: 255 blocks" <<<"$b0" || die "VPD B0 CAW length: $b0"
+b1=$(sg_vpd -p 0xb1 "$sg0")
+grep -qi "non-rotating" <<<"$b1" || die "VPD B1: $b1"
 sg_vpd -p 0xb2 "$sg0" >/dev/null || die "VPD B2 missing"
 cap=$(sg_readcap -l "$sg0")
 grep -q "Logical block length=512 bytes" <<<"$cap" || die "readcap: $cap"
@@ -25,7 +30,11 @@ grep -q "Logical blocks per physical block exponent=3" <<<"$cap" || die "readcap
 grep -q "Number of logical blocks=4194304" <<<"$cap" || die "readcap: $cap"
 [ "$(cat /sys/block/${sd0#/dev/}/queue/physical_block_size)" = 4096 ] || die "sd physical block size"
 # write cache off (WCE=0): the sd driver reads the caching mode page
-sg_modes -p 0x08 "$sg0" | grep -q "WCE *0" || sdparm --get=WCE "$sd0" 2>/dev/null | grep -q "WCE *0" || \
-	log "note: could not read WCE through sg_modes/sdparm"
+# the caching mode page (MODE SENSE(6), DBD=1: 4-byte header, then the page; WCE is
+# bit 2 of the page's byte 2, SBC-4 7.5.5)
+page=$(sg_modes -6 -d -r -p 0x08 "$sg0" | od -An -tx1 -v | tr -s ' \n' ' ')
+read -r -a pb <<<"$page"
+[ "${pb[4]:-}" = 08 ] || die "caching mode page not returned: $page"
+[ $((0x${pb[6]} & 0x04)) -eq 0 ] || die "WCE=1 in the caching mode page: $page"
 grep -q "write through" "/sys/block/${sd0#/dev/}/device/scsi_disk/"*/cache_type || die "cache_type is not write through"
 log "identity ok: serials $s0 / $s1"

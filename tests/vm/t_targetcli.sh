@@ -5,23 +5,25 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tc() { targetcli "$@" 2>&1; }
-tc ls /backstores | grep -q "user:vaai" || die "targetcli ls /backstores does not show user:vaai"
-tc /backstores/user:vaai help create | grep -q "<pool>/<volume>" || die "help create lacks the description"
+# (grep reads whole outputs: "cmd | grep -q" under pipefail fails at random when
+# grep exits first and cmd gets SIGPIPE)
+grep -q "user:vaai" <<<"$(tc ls /backstores)" || die "targetcli ls /backstores does not show user:vaai"
+grep -q "<pool>/<volume>" <<<"$(tc /backstores/user:vaai help create)" || die "help create lacks the description"
 out=$(tc /backstores/user:vaai create name=bad1 size=10M cfgstring=nopool/x || true)
 grep -q "unknown pool 'nopool'" <<<"$out" || die "unknown pool not refused: $out"
 out=$(tc /backstores/user:vaai create name=bad2 size=10M cfgstring=default || true)
 grep -q "must be <pool>/<volume>" <<<"$out" || die "malformed cfgstring not refused: $out"
 out=$(tc /backstores/user:vaai create name=bad3 size=10M cfgstring=default/a:b || true)
 grep -q "illegal volume name" <<<"$out" || die "illegal name not refused: $out"
-tc /backstores/user:vaai create name=ds1 size=100M cfgstring=default/tcds1 >/dev/null
-tc ls /backstores/user:vaai | grep -q ds1 || die "ds1 not listed"
+out=$(tc /backstores/user:vaai create name=ds1 size=100M cfgstring=default/tcds1)
+grep -q ds1 <<<"$(tc ls /backstores/user:vaai)" || die "ds1 not listed after create: $out"
 tc /loopback create naa.50014050aa1d0101 >/dev/null
 tc /loopback/naa.50014050aa1d0101/luns create /backstores/user:vaai/ds1 >/dev/null
-find_sg() {
+find_sg() { # the first VAAID disk's sg name (no "| head": SIGPIPE under pipefail)
 	for d in /sys/bus/scsi/devices/*; do
 		[ "$(cat "$d/vendor" 2>/dev/null | tr -d ' ')" = VAAID ] || continue
-		ls "$d/scsi_generic" 2>/dev/null
-	done | head -1
+		ls "$d/scsi_generic" 2>/dev/null && return 0
+	done
 }
 sleep 1
 sg=/dev/$(find_sg); [ "$sg" != /dev/ ] || die "no disk for ds1"
@@ -32,7 +34,7 @@ sg_dd if="$pat" of="$sg" bs=512 count=2048 oflag=sgio >/dev/null 2>&1 || die "wr
 serial=$(sg_vpd -p 0x80 -r "$sg" | tail -c +5 | tr -d '\0')
 tc /loopback delete naa.50014050aa1d0101 >/dev/null
 tc /backstores/user:vaai delete ds1 >/dev/null
-tc ls /backstores/user:vaai | grep -q ds1 && die "ds1 still listed after delete"
+grep -q ds1 <<<"$(tc ls /backstores/user:vaai)" && die "ds1 still listed after delete"
 tc /backstores/user:vaai create name=ds1 size=100M cfgstring=default/tcds1 >/dev/null
 tc /loopback create naa.50014050aa1d0101 >/dev/null
 tc /loopback/naa.50014050aa1d0101/luns create /backstores/user:vaai/ds1 >/dev/null
@@ -43,7 +45,7 @@ sg_dd if="$sg" of="$back" bs=512 count=2048 >/dev/null 2>&1 || die "read back ds
 cmp "$pat" "$back" || die "data changed across delete + create"
 serial2=$(sg_vpd -p 0x80 -r "$sg" | tail -c +5 | tr -d '\0')
 [ "$serial" = "$serial2" ] || die "serial changed: $serial -> $serial2"
-"$VAAICTL" volume list | grep -q tcds1 || die "vaaictl volume list lacks tcds1"
+grep -q tcds1 <<<"$("$VAAICTL" volume list)" || die "vaaictl volume list lacks tcds1"
 tc /loopback delete naa.50014050aa1d0101 >/dev/null
 tc /backstores/user:vaai delete ds1 >/dev/null
 log "targetcli ok (serial $serial kept)"

@@ -15,7 +15,7 @@ cmp -n $((64 << 20)) /tmp/pat <(dd if="$sd1" bs=1M count=64 iflag=direct status=
 sg_xcopy --on_src if="$sg0" of="$sg1" bs=512 bpt=8192 skip=2048 seek=$((1 << 21)) count=20480 || die "sg_xcopy --on_src"
 cmp -n $((10 << 20)) <(dd if=/tmp/pat bs=1M skip=1 count=10 status=none) \
 	<(dd if="$sd1" bs=1M skip=1024 count=10 iflag=direct status=none) || die "--on_src copy differs"
-sg_copy_results --params "$sg0" | grep -qi "maximum segment" || die "sg_copy_results --params: $(sg_copy_results --params "$sg0" 2>&1)"
+grep -qi "maximum segment" <<<"$(sg_copy_results --params "$sg0")" || die "sg_copy_results --params: $(sg_copy_results --params "$sg0" 2>&1)"
 # vol2 exported only through tcm_loop: a copy received by vol0 (exported by iSCSI too) may not name it
 C=/sys/kernel/config/target
 mkdir -p $C/core/user_1/vol2

@@ -3,8 +3,9 @@
  *
  * How this works: the CDB is checked (WRPROTECT, NUMBER OF LOGICAL BLOCKS
  * against the advertised MAXIMUM COMPARE AND WRITE LENGTH, the range against
- * the capacity), the Data-Out Buffer (verify instance then write instance,
- * NoLB blocks each) is copied into one aligned buffer, and the pool does the
+ * the capacity, the Data-Out Buffer length against 2 x NoLB blocks), the
+ * Data-Out Buffer (verify instance then write instance, NoLB blocks each) is
+ * copied into one aligned buffer, and the pool does the
  * rest under exclusive locks on the extents involved (vvol_compare_write):
  * no WRITE, WRITE SAME, UNMAP, EXTENDED COPY or other COMPARE AND WRITE can
  * touch the range between the read and the write, and nothing on other
@@ -65,9 +66,14 @@ void handler_compare_and_write(struct scsi_cmd *cmd)
 	}
 	uint32_t bs = cmd->lun->info.block_size;
 	uint64_t bytes = (uint64_t)n * bs;
-	/* SBC-4 5.3: the Data-Out Buffer holds the verify and the write instance. */
-	if (!handler_check_data_out(cmd, 2 * bytes))
+	/* SBC-4 5.3: the Data-Out Buffer holds the verify and the write instance. One of
+	 * another length disagrees with NUMBER OF LOGICAL BLOCKS: INVALID FIELD IN CDB at
+	 * byte 13 (also for NoLB 0 with data sent: an initiator asking for 256 blocks
+	 * wraps the 8-bit field to 0 and must not get GOOD). */
+	if (cmd->iov_len != 2 * bytes) {
+		scsi_complete_invalid_cdb(cmd, 13, -1);
 		return;
+	}
 	if (!n) {
 		/* SBC-4 5.3: 0 blocks -> nothing compared or written; not an error. */
 		scsi_complete_good(cmd);

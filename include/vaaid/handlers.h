@@ -17,8 +17,11 @@ void handler_write_verify(struct scsi_cmd *cmd);
 /* handlers/compare_write.c: COMPARE AND WRITE (SBC-4 5.3) */
 void handler_compare_and_write(struct scsi_cmd *cmd);
 /* Advertised MAXIMUM COMPARE AND WRITE LENGTH (VPD B0): at most this many blocks,
- * and never more than half the maximum transfer (the data-out holds two instances). */
-#define VAAID_MAX_CAW_BLOCKS 255u
+ * and never more than half the maximum transfer (the data-out holds two instances).
+ * 128, not the field's 255: a CAW holds its extents exclusive, so it is kept short
+ * (ESXi's ATS uses 1 block), and an initiator testing "limit + 1" (libiscsi's
+ * CompareAndWrite suite) can still express it in the 8-bit field. */
+#define VAAID_MAX_CAW_BLOCKS 128u
 /* handlers/sync.c: SYNCHRONIZE CACHE 10/16 (SBC-4 5.30, 5.31) */
 void handler_sync_cache(struct scsi_cmd *cmd);
 /* handlers/write_same.c: WRITE SAME 10/16 (SBC-4 5.48, 5.49) */

@@ -20,7 +20,7 @@ s1=$(sg_vpd -p 0x80 -r "$sg1" | tail -c +5 | tr -d '\0')
 # early and cmd gets SIGPIPE)
 b0=$(sg_vpd -p 0xb0 "$sg0")
 grep -q "Optimal transfer length granularity: 8" <<<"$b0" || die "VPD B0: $b0"
-grep -q "Maximum compare and write length: 255 blocks" <<<"$b0" || die "VPD B0 CAW length: $b0"
+grep -q "Maximum compare and write length: 128 blocks" <<<"$b0" || die "VPD B0 CAW length: $b0"
 b1=$(sg_vpd -p 0xb1 "$sg0")
 grep -qi "non-rotating" <<<"$b1" || die "VPD B1: $b1"
 sg_vpd -p 0xb2 "$sg0" >/dev/null || die "VPD B2 missing"

@@ -156,6 +156,7 @@ static inline void vblk_close(struct vblk *b)
 int vblk_pread_sync(struct vblk *b, void *buf, size_t len, uint64_t off);
 int vblk_pwrite_sync(struct vblk *b, const void *buf, size_t len, uint64_t off, unsigned flags);
 int vblk_flush_sync(struct vblk *b);
+int vblk_allocate_sync(struct vblk *b, uint64_t off, uint64_t len); /* -EOPNOTSUPP: cannot reserve */
 
 void *vblk_alloc_buf(size_t len); /* VBLK_ALIGN-aligned, zeroed; free with free() */
 
@@ -197,5 +198,9 @@ void vblk_crashsim_power_on(struct vblk *b, struct vreactor *r);
 bool vblk_is_crashsim(const struct vblk *b);
 /* Writes + flushes submitted to the device while powered so far (crash points). */
 uint64_t vblk_crashsim_io_count(const struct vblk *b);
+/* Simulate a full file system under the device: allocate (fallocate) of any range
+ * ending past `limit` bytes completes with -ENOSPC; 0 removes the limit. Kept
+ * across crashes (the same device powers on again). */
+void vblk_crashsim_set_alloc_limit(struct vblk *b, uint64_t limit);
 
 #endif

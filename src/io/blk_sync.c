@@ -82,6 +82,15 @@ int vblk_flush_sync(struct vblk *b)
 	return rc < 0 ? rc : 0;
 }
 
+int vblk_allocate_sync(struct vblk *b, uint64_t off, uint64_t len)
+{
+	struct sync_wait w = {0};
+	struct vio_op op;
+	vio_op_init(&op, sync_cb, &w);
+	int rc = sync_finish(b, &w, vblk_allocate(b, off, len, &op), true);
+	return rc < 0 ? rc : 0;
+}
+
 void *vblk_alloc_buf(size_t len)
 {
 	size_t n = len ? (len + VBLK_ALIGN - 1) / VBLK_ALIGN * VBLK_ALIGN : VBLK_ALIGN;

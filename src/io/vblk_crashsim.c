@@ -80,6 +80,7 @@ struct csdev {
 	bool kick_pending;
 	bool dead;
 	uint64_t gen, seq, clock, io_count, arm_left, rng;
+	uint64_t alloc_limit; /* 0: none; else allocate past this offset fails (ENOSPC) */
 };
 
 static const struct vblk_ops cs_ops;
@@ -487,6 +488,9 @@ static int cs_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op
 		return rc;
 	if (d->dead)
 		return 0;
+	/* A full file system below the device (vblk_crashsim_set_alloc_limit). */
+	if (d->alloc_limit && off + len > d->alloc_limit)
+		return queue_comp(d, CS_ALLOC, op, -ENOSPC, NULL);
 	return queue_comp(d, CS_ALLOC, op, 0, NULL);
 }
 
@@ -783,4 +787,9 @@ void vblk_crashsim_power_on(struct vblk *b, struct vreactor *r)
 	d->arm_left = 0;
 	d->gen++;
 	b->reactor = r;
+}
+
+void vblk_crashsim_set_alloc_limit(struct vblk *b, uint64_t limit)
+{
+	to_cs(b)->alloc_limit = limit;
 }

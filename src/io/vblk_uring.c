@@ -223,6 +223,11 @@ static int udev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_
 	if (rc < 0)
 		return rc;
 	struct udev *d = to_udev(b);
+	if (d->is_blkdev) {
+		/* A block device's space is all there: nothing to reserve. */
+		vreactor_defer(b->reactor, op, 0);
+		return 0;
+	}
 	struct ureq *q = ureq_new(d, UREQ_ALLOC, 0, op);
 	if (!q)
 		return -ENOMEM;

@@ -29,6 +29,10 @@
  * exclusive lock, all locks are dropped and taken again.
  * Space: all extents an ALLOC needs are reserved before any I/O; if the pool
  * cannot give them the request fails with -ENOSPC and nothing is changed.
+ * Then the backing file's space for each of them is reserved too (fallocate
+ * through io_uring, before any data is written): a file system that is full
+ * fails the request with -ENOSPC, nothing changed -- DATA PROTECT for the
+ * initiator, never a write error halfway through.
  * Durability: data goes with DSYNC to space no durable metadata references
  * (or in place, for OVERWRITE); the records are appended only after the data
  * is durable, and the request completes only when their commit is durable.
@@ -76,6 +80,7 @@ struct psub {
 	struct pio *pios;
 	int npio;
 	struct vj_waiter jw;
+	struct vio_op alloc_op; /* SK_ALLOC / SK_COW: fallocate of the new extent */
 };
 
 struct preq {
@@ -88,7 +93,8 @@ struct preq {
 	int iovcnt;
 	vvol_cb cb;
 	void *arg;
-	unsigned nsub, lock_next, subs_pending;
+	unsigned nsub, lock_next, subs_pending, allocs_pending;
+	int alloc_err;
 	int err;
 	uint8_t *bounce_all; /* whole-request bounce when the caller's buffers are not aligned */
 	struct iovec bounce_iov;
@@ -135,6 +141,9 @@ static void req_free(struct preq *rq)
 static void req_discard(struct pool_req *r) { req_free((struct preq *)r); }
 
 static void req_start_io(struct preq *rq);
+static void req_issue(struct preq *rq);
+static void allocs_step(struct preq *rq, int res);
+static void sub_allocated(void *arg, int res);
 static bool caw_compared_equal(struct preq *rq);
 
 static void req_finish(struct preq *rq)
@@ -548,6 +557,30 @@ static void req_start_io(struct preq *rq)
 	for (unsigned i = 0; i < rq->nsub; i++)
 		if (rq->subs[i].kind == SK_ALLOC || rq->subs[i].kind == SK_COW)
 			pool_reserve(p, &rq->subs[i].pext);
+	if (!need) {
+		req_issue(rq);
+		return;
+	}
+	/* Back every new extent in the file before writing anything (see the top). */
+	rq->alloc_err = 0;
+	rq->allocs_pending = need + 1;
+	for (unsigned i = 0; i < rq->nsub; i++) {
+		struct psub *s = &rq->subs[i];
+		if (s->kind != SK_ALLOC && s->kind != SK_COW)
+			continue;
+		vio_op_init(&s->alloc_op, sub_allocated, s);
+		int rc = vblk_allocate(p->dev, pool_ext_off(p, s->pext), p->ext, &s->alloc_op);
+		if (rc < 0)
+			vreactor_defer(p->r, &s->alloc_op, rc);
+	}
+	allocs_step(rq, 0);
+}
+
+/* ---- backing space reserved: issue the I/O */
+
+static void req_issue(struct preq *rq)
+{
+	struct vpool *p = rq->p;
 	rq->subs_pending = rq->nsub;
 	/* Hold one extra count so subs finishing synchronously cannot free rq under us. */
 	rq->subs_pending++;
@@ -561,6 +594,32 @@ static void req_start_io(struct preq *rq)
 		}
 	}
 	sub_done(&rq->subs[0], 0); /* drop the extra count */
+}
+
+static void allocs_step(struct preq *rq, int res)
+{
+	/* A file system without fallocate (EOPNOTSUPP) cannot reserve: write anyway. */
+	if (res < 0 && res != -EOPNOTSUPP && !rq->alloc_err)
+		rq->alloc_err = res;
+	if (--rq->allocs_pending)
+		return;
+	if (rq->alloc_err) {
+		struct vpool *p = rq->p;
+		for (unsigned i = 0; i < rq->nsub; i++)
+			if (rq->subs[i].kind == SK_ALLOC || rq->subs[i].kind == SK_COW)
+				pool_unreserve(p, rq->subs[i].pext);
+		/* ENOSPC (and EDQUOT: a quota is a full file system too) -> no space. */
+		int err = rq->alloc_err == -EDQUOT ? -ENOSPC : rq->alloc_err;
+		req_fail(rq, err == -ENOSPC ? -ENOSPC : -EIO);
+		return;
+	}
+	req_issue(rq);
+}
+
+static void sub_allocated(void *arg, int res)
+{
+	struct psub *s = arg;
+	allocs_step(s->rq, res);
 }
 
 static void lock_granted_deferred(void *arg, int res)

@@ -97,6 +97,15 @@ int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 	hmap_free(&tmp.validity);
 	if (rc < 0)
 		return rc;
+	/* The metadata (superblocks, checkpoint areas, journal) gets its space in the
+	 * backing file now, so that a full file system later can only refuse new data
+	 * extents (-ENOSPC), never a metadata write. A file system without fallocate
+	 * cannot reserve anything (EOPNOTSUPP): nothing to do then. */
+	rc = vblk_allocate_sync(dev, 0, sb.data_off);
+	if (rc < 0 && rc != -EOPNOTSUPP) {
+		pool_blob_free(blob, len);
+		return rc;
+	}
 	rc = vblk_pwrite_sync(dev, blob, len, sb.ckpt_off[0], VBLK_DSYNC);
 	sb.ckpt_active = 0;
 	sb.ckpt_len = len;

@@ -40,6 +40,7 @@ struct simhost {
 	char path[4096];
 	enum simhost_io io;
 	uint64_t seed;
+	uint64_t backing_limit; /* crashsim: simulated full file system (0: none) */
 	struct vreactor *r;
 	struct vblk *dev;
 	struct vpool *pool;
@@ -114,9 +115,11 @@ static int open_dev(struct simhost *h, uint64_t create_size, char *err, size_t e
 	rc = vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
 	if (rc < 0)
 		return rc;
-	if (h->io == SIMHOST_IO_CRASHSIM)
+	if (h->io == SIMHOST_IO_CRASHSIM) {
 		rc = vblk_crashsim_open(h->r, h->path, create_size, h->seed, &h->dev);
-	else
+		if (rc == 0)
+			vblk_crashsim_set_alloc_limit(h->dev, h->backing_limit);
+	} else
 		rc = vblk_uring_open(h->r, h->path, create_size, &h->dev);
 	if (rc < 0)
 		snprintf(err, errlen, "%s: %s", h->path,
@@ -577,6 +580,16 @@ int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint
 		rc = w.res;
 	int rc2 = engine_start(h);
 	return rc < 0 ? rc : rc2;
+}
+
+int simhost_backing_limit(struct simhost *h, uint64_t limit)
+{
+	if (h->io != SIMHOST_IO_CRASHSIM)
+		return -EOPNOTSUPP;
+	engine_stop(h);
+	h->backing_limit = limit;
+	vblk_crashsim_set_alloc_limit(h->dev, limit);
+	return engine_start(h);
 }
 
 int simhost_verify(struct simhost *h, FILE *f)

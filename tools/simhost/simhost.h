@@ -83,6 +83,9 @@ int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint
 char *simhost_stats_json(struct simhost *h);
 /* Run vpool_verify on the live pool (engine stopped meanwhile); returns problems found. */
 int simhost_verify(struct simhost *h, FILE *f);
+/* io=crashsim: fallocate past `limit` bytes of the pool file fails with ENOSPC (a
+ * full file system); 0 lifts it. -EOPNOTSUPP for io=uring. */
+int simhost_backing_limit(struct simhost *h, uint64_t limit);
 struct vblk_stats simhost_blk_stats(struct simhost *h);
 
 #endif

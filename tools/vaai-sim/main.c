@@ -503,6 +503,16 @@ static void run_line(struct sim *s, char *line)
 		int rc = simhost_set_visibility(s->h, lun, (int)g);
 		if (rc < 0)
 			die(s, "visibility failed: %s", strerror(-rc));
+	} else if (!strcmp(v, "backing-limit")) {
+		/* extension: a full file system under an io=crashsim pool */
+		need_pool(s);
+		if (nt != 2)
+			die(s, "usage: backing-limit SIZE   (0: no limit)");
+		int rc = simhost_backing_limit(s->h, parse_size_or_die(s, "backing-limit", tok[1]));
+		if (rc == -EOPNOTSUPP)
+			die(s, "backing-limit needs a pool opened with io=crashsim");
+		if (rc < 0)
+			die(s, "backing-limit failed: %s", strerror(-rc));
 	} else if (!strcmp(v, "verify")) {
 		need_pool(s);
 		int bad = simhost_verify(s->h, stderr);

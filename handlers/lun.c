@@ -4,6 +4,35 @@
 #include "vaaid/handlers.h"
 #include "vaaid/lun.h"
 
+/* LOG SENSE 0Ch (SBC-4 6.4.6): the pool's free and used extents are its LBA mapping
+ * resources; one extent is one threshold set. */
+static void lun_lbp_resources(const struct scsi_lun *lun, uint64_t *avail, uint64_t *used)
+{
+	struct vpool_stats st;
+	vpool_get_stats(vvol_pool(lun->vol), &st);
+	*avail = st.free / st.extent;
+	*used = st.used / st.extent;
+}
+
+uint64_t vaaid_soft_threshold_bytes(const struct vpool *p, unsigned pct)
+{
+	struct vpool_stats st;
+	vpool_get_stats(p, &st);
+	if (!pct || !st.extent)
+		return 0;
+	uint64_t n_ext = st.capacity / st.extent;
+	uint64_t lim = (n_ext * pct + 99) / 100;
+	return (lim ? lim : 1) * st.extent;
+}
+
+void vaaid_lun_set_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_bytes)
+{
+	struct vpool_stats st;
+	vpool_get_stats(vvol_pool(lun->vol), &st);
+	uint64_t sets = used_limit_bytes / st.extent;
+	lun->info.soft_threshold_sets = sets > UINT32_MAX ? UINT32_MAX : (uint32_t)sets;
+}
+
 void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_bytes)
 {
 	struct vvol_info vi;
@@ -41,6 +70,12 @@ void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_byte
 	in->lbpws = true;
 	in->lbpws10 = true;
 	in->anc_sup = false;
+	/* VPD B2 THRESHOLD EXPONENT (SBC-4 6.6.5): a threshold set is one extent. */
+	uint8_t e = 0;
+	while (((uint64_t)vi.block_size << e) < st.extent)
+		e++;
+	in->threshold_exponent = e;
+	lun->lbp_resources = lun_lbp_resources;
 	/* VPD B0 (SBC-4 6.6.4) limits. OPTIMAL UNMAP GRANULARITY: the extent (the unit
 	 * UNMAP gives back), at most 1 MiB so that it divides VMFS6's 1 MiB auto-UNMAP
 	 * unit; extents are powers of two, so it always does. */

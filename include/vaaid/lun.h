@@ -27,4 +27,13 @@
 /* max_xfer_bytes: the transport's limit (data area, hw_max_sectors). */
 void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_bytes);
 
+/*
+ * The soft threshold of a pool: `pct` percent of its capacity (1..100; 0 none),
+ * rounded up to whole extents, in used bytes (what vpool_set_soft_threshold
+ * takes). A threshold set (VPD B2 THRESHOLD EXPONENT) is one extent, so the
+ * LUNs report it exactly (vaaid_lun_set_soft_threshold: mode page 1Ch/02h).
+ */
+uint64_t vaaid_soft_threshold_bytes(const struct vpool *p, unsigned pct);
+void vaaid_lun_set_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_bytes);
+
 #endif

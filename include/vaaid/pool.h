@@ -99,6 +99,15 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st);
 typedef struct json_object json_object;
 json_object *vpool_stats_json(const struct vpool *p);
 struct vblk *vpool_dev(const struct vpool *p);
+/*
+ * Soft threshold (SBC-4 4.7.3.7): cb(arg, true) when the pool's used bytes reach
+ * used_limit from below, cb(arg, false) when they drop below it again; each
+ * crossing once, on the pool's reactor thread. used_limit 0 or cb NULL: none.
+ * A pool already at or above the limit calls cb(arg, true) before this returns.
+ */
+void vpool_set_soft_threshold(struct vpool *p, uint64_t used_limit,
+			      void (*cb)(void *arg, bool above), void *arg);
+bool vpool_above_soft_threshold(const struct vpool *p);
 
 /* ---- volumes */
 /* Create a thin volume; size is rounded up to a multiple of block_size. -EEXIST, -EINVAL, -ENOSPC. */

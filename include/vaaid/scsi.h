@@ -100,7 +100,8 @@ struct scsi_lun_info {
 	/* Logical block provisioning (SBC-4 4.7); later issues switch these on. */
 	bool lbpme, lbprz, lbpu, lbpws, lbpws10, anc_sup;
 	uint8_t provisioning_type;  /* VPD B2: 0 full, 1 resource, 2 thin */
-	uint8_t threshold_exponent; /* VPD B2 */
+	uint8_t threshold_exponent; /* VPD B2: a threshold set is 2^this logical blocks */
+	uint32_t soft_threshold_sets; /* used-resource soft threshold in threshold sets; 0 none */
 	uint32_t max_unmap_lba_count, max_unmap_desc_count;
 	uint32_t opt_unmap_gran;    /* blocks; reported with UGAVALID when non-zero */
 	uint64_t max_write_same_len;
@@ -131,6 +132,10 @@ struct scsi_copy_status {
 struct scsi_lun {
 	struct scsi_lun_info info;
 	struct vvol *vol;        /* the pool volume behind this LUN (handlers use it) */
+	/* The pool's LBA mapping resources in threshold sets (LOG SENSE 0Ch, SBC-4 6.4.6);
+	 * NULL when the LUN has none to report. */
+	void (*lbp_resources)(const struct scsi_lun *lun, uint64_t *avail_sets,
+			      uint64_t *used_sets);
 	void *priv;              /* the transport's */
 	const char *name;        /* for log lines */
 	/* Pending unit attention conditions, oldest first (SAM-5 5.14). */

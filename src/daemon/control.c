@@ -164,6 +164,7 @@ static json_object *pool_create(struct vd_control *c, char **tok, int nt)
 				sizeof(err));
 	if (rc < 0)
 		return err_obj("%s", err);
+	vd_devices_watch_pools(c->devs);
 	rc = remember_pool(c, tok[2], tok[3], size, (uint32_t)extent);
 	if (rc < 0)
 		return err_obj("pool created but not recorded in the state directory: %s",

@@ -37,10 +37,18 @@ struct vd_device {
 	uint64_t max_xfer;
 };
 
+/* One per pool whose soft threshold is watched (the pool's callback argument). */
+struct vd_thr {
+	struct vd_devices *ds;
+	struct vd_pool *vp;
+	bool on;
+};
+
 struct vd_devices {
 	struct vd_env env;
 	unsigned n;
 	struct vd_device *d[VD_MAX_DEVICES];
+	struct vd_thr thr[VD_MAX_POOLS];
 };
 
 int vd_devices_new(const struct vd_env *env, struct vd_devices **out)
@@ -295,6 +303,12 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 	d->max_xfer = max_xfer < area ? max_xfer : area;
 	vaaid_lun_init(&d->lun, d->vol, d->max_xfer);
 	d->lun.name = d->label;
+	/* the pool's soft threshold (mode page 1Ch/02h); a LUN coming up while the pool is
+	 * above it gets the unit attention at once (SBC-4 4.7.3.7.2) */
+	vaaid_lun_set_soft_threshold(&d->lun, vaaid_soft_threshold_bytes(vvol_pool(d->vol),
+									  ds->env.conf->soft_threshold));
+	if (vpool_above_soft_threshold(vvol_pool(d->vol)))
+		scsi_lun_post_ua(&d->lun, ASC_THIN_PROV_SOFT_THRESHOLD);
 	d->lun.xcopy_peer = dev_xcopy_peer;
 	d->lun.peer_arg = ds;
 	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
@@ -375,6 +389,43 @@ int vd_device_reconfig(struct vd_devices *ds, const char *uio_name, const char *
 		}
 	}
 	return 0;
+}
+
+/*
+ * Soft threshold crossed upwards (SBC-4 4.7.3.7.2): every LUN of that pool reports
+ * UNIT ATTENTION / THIN PROVISIONING SOFT THRESHOLD REACHED on its next command.
+ * TCMU does not tell vaaid the I_T nexus of a command, so the unit attention goes
+ * to whichever initiator sends the LUN's next command, once per LUN (SITUA=0 is
+ * reported; docs/daemon.md). Runs on the reactor thread (the pool's callback).
+ */
+static void pool_threshold_crossed(void *arg, bool above)
+{
+	struct vd_thr *t = arg;
+	struct vd_devices *ds = t->ds;
+	if (!above) {
+		vlog_info(t->vp->name, "pool %s is below its soft threshold again (re-armed)",
+			  t->vp->name);
+		return;
+	}
+	vlog_warn(t->vp->name, "pool %s reached its soft threshold (%u %% used): telling its LUNs",
+		  t->vp->name, ds->env.conf->soft_threshold);
+	for (unsigned i = 0; i < ds->n; i++)
+		if (vvol_pool(ds->d[i]->vol) == t->vp->pool)
+			scsi_lun_post_ua(&ds->d[i]->lun, ASC_THIN_PROV_SOFT_THRESHOLD);
+}
+
+void vd_devices_watch_pools(struct vd_devices *ds)
+{
+	struct vd_pools *ps = ds->env.pools;
+	for (unsigned i = 0; i < ps->n && i < VD_MAX_POOLS; i++) {
+		struct vd_thr *t = &ds->thr[i];
+		if (t->on || !ps->p[i].pool)
+			continue;
+		*t = (struct vd_thr){.ds = ds, .vp = &ps->p[i], .on = true};
+		vpool_set_soft_threshold(ps->p[i].pool,
+					 vaaid_soft_threshold_bytes(ps->p[i].pool, ds->env.conf->soft_threshold),
+					 pool_threshold_crossed, t);
+	}
 }
 
 int vd_devices_scan(struct vd_devices *ds)

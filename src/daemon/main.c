@@ -268,6 +268,7 @@ int main(int argc, char **argv)
 	struct vd_env env = {.r = dm->r, .pools = &dm->pools, .conf = &dm->conf};
 	if (vd_devices_new(&env, &dm->devs) < 0)
 		return 1;
+	vd_devices_watch_pools(dm->devs);
 	rc = tcmu_nl_open(&nl_ops, dm, &dm->nl);
 	if (rc == -ENOENT) {
 		vlog_err(NULL, "the kernel has no TCM-USER netlink family: load target_core_user "

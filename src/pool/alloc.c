@@ -58,6 +58,7 @@ int pool_reserve(struct vpool *p, uint64_t *out)
 		p->n_free--;
 		p->cursor = (i + 1) % p->n_ext;
 		*out = i;
+		pool_thr_check(p);
 		return 0;
 	}
 	return -ENOSPC; /* unreachable while n_free is exact */
@@ -68,7 +69,38 @@ void pool_unreserve(struct vpool *p, uint64_t pext)
 	if (!bit_get(p->freebits, pext)) {
 		bit_set(p->freebits, pext);
 		p->n_free++;
+		pool_thr_check(p);
 	}
+}
+
+/*
+ * Soft threshold (SBC-4 4.7.3.7.2): report each crossing once. Used space counts
+ * reserved extents (a command that fails gives them back, which may cross back).
+ */
+void pool_thr_check(struct vpool *p)
+{
+	if (!p->thr_used || !p->thr_cb || p->replaying)
+		return;
+	bool above = (p->n_ext - p->n_free) * p->ext >= p->thr_used;
+	if (above == p->thr_above)
+		return;
+	p->thr_above = above;
+	p->thr_cb(p->thr_arg, above);
+}
+
+void vpool_set_soft_threshold(struct vpool *p, uint64_t used_limit,
+			      void (*cb)(void *arg, bool above), void *arg)
+{
+	p->thr_used = used_limit;
+	p->thr_cb = cb;
+	p->thr_arg = arg;
+	p->thr_above = false;
+	pool_thr_check(p);
+}
+
+bool vpool_above_soft_threshold(const struct vpool *p)
+{
+	return p->thr_used && p->thr_above;
 }
 
 int pool_free_after(struct vpool *p, uint64_t pext, uint64_t seq)

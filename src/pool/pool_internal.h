@@ -98,6 +98,11 @@ struct vpool {
 	bool replaying;
 	bool failed;
 	bool readonly;
+	/* soft threshold (vpool_set_soft_threshold) */
+	uint64_t thr_used;
+	bool thr_above;
+	void (*thr_cb)(void *arg, bool above);
+	void *thr_arg;
 };
 
 static inline uint64_t pool_lock_key(uint16_t idx, uint64_t vext)
@@ -115,6 +120,7 @@ int pool_reserve(struct vpool *p, uint64_t *out); /* -ENOSPC */
 void pool_unreserve(struct vpool *p, uint64_t pext);
 int pool_free_after(struct vpool *p, uint64_t pext, uint64_t seq);
 void pool_durable(void *owner, uint64_t seq);     /* journal callback */
+void pool_thr_check(struct vpool *p);             /* after n_free changed */
 
 /* validity.c */
 uint64_t *pool_validity(const struct vpool *p, uint64_t pext); /* NULL = fully valid */

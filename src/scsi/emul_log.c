@@ -24,10 +24,12 @@ struct log_page {
 
 static size_t log_supported(const struct scsi_lun *lun, uint8_t *b, size_t cap);
 static size_t log_supported_sub(const struct scsi_lun *lun, uint8_t *b, size_t cap);
+static size_t log_lbp(const struct scsi_lun *lun, uint8_t *b, size_t cap);
 
 static const struct log_page log_pages[] = {
 	{0x00, 0x00, log_supported},
 	{0x00, 0xFF, log_supported_sub},
+	{0x0C, 0x00, log_lbp},
 };
 #define N_LOG (sizeof(log_pages) / sizeof(log_pages[0]))
 
@@ -51,6 +53,32 @@ static size_t log_supported_sub(const struct scsi_lun *lun, uint8_t *b, size_t c
 		b[4 + n++] = log_pages[i].page;
 		b[4 + n++] = log_pages[i].subpage;
 	}
+	return n;
+}
+
+static size_t put_resource(uint8_t *b, uint16_t code, uint64_t count)
+{
+	/* SBC-4 6.4.6: PARAMETER LENGTH 08h; DU=0 TSD=1 ETC=0 TMC=0 FORMAT AND LINKING 11b
+	 * (binary format list). RESOURCE COUNT saturates at FFFF FFFFh. SCOPE 10b: the
+	 * resource is not dedicated to this logical unit (one pool serves many LUNs). */
+	scsi_put_be16(b, code);
+	b[2] = 0x23;
+	b[3] = 8;
+	scsi_put_be32(b + 4, count > UINT32_MAX ? UINT32_MAX : (uint32_t)count);
+	b[8] = 0x02;
+	return 12;
+}
+
+/* Logical Block Provisioning log page, SBC-4 6.4.6: available (0001h) and used (0002h)
+ * LBA mapping resource counts of the pool, in threshold sets (VPD B2). */
+static size_t log_lbp(const struct scsi_lun *lun, uint8_t *b, size_t cap)
+{
+	uint64_t avail = 0, used = 0;
+	(void)cap;
+	if (lun->lbp_resources)
+		lun->lbp_resources(lun, &avail, &used);
+	size_t n = put_resource(b + 4, 0x0001, avail);
+	n += put_resource(b + 4 + n, 0x0002, used);
 	return n;
 }
 

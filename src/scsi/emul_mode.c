@@ -33,7 +33,7 @@ enum { PC_CURRENT = 0, PC_CHANGEABLE = 1, PC_DEFAULT = 2, PC_SAVED = 3 };
 struct mode_page {
 	uint8_t page, subpage;
 	uint8_t len; /* whole page, header included */
-	/* Fills the page body (bytes 2..len-1 of the zeroed page) with the current values. */
+	/* Fills the page body (after the 2- or 4-byte page header) with the current values. */
 	void (*build)(const struct scsi_lun *lun, uint8_t *p);
 };
 
@@ -54,19 +54,44 @@ static void page_control(const struct scsi_lun *lun, uint8_t *p)
 	p[5] = 0x40; /* ATO 0, TAS 1, ATMPE 0, RWWP 0, AUTOLOAD MODE 000b */
 }
 
+/*
+ * Logical Block Provisioning mode page, SBC-4 6.5.7 (1Ch/02h, sub_page format,
+ * PAGE LENGTH 0014h): SITUA=0 (the threshold unit attention goes to every I_T
+ * nexus: TCMU does not tell vaaid which one caused it) and one threshold
+ * descriptor: ENABLED when a soft threshold is configured, THRESHOLD TYPE 000b
+ * (soft), THRESHOLD ARMING 001b (notify while the count increases), THRESHOLD
+ * RESOURCE 02h (used LBA mapping resources), THRESHOLD COUNT in threshold sets.
+ */
+static void page_lbp(const struct scsi_lun *lun, uint8_t *p)
+{
+	uint32_t sets = lun->info.soft_threshold_sets;
+	p[4] = 0x00; /* SITUA 0 */
+	p[16] = (uint8_t)((sets ? 0x80 : 0) | 0x01);
+	p[17] = 0x02;
+	scsi_put_be32(p + 20, sets);
+}
+
 /* Ascending page code order: MODE SENSE 3Fh returns them in this order (SPC-4 7.5.2). */
 static const struct mode_page mode_pages[] = {
 	{0x08, 0x00, 20, page_caching},
 	{0x0A, 0x00, 12, page_control},
+	{0x1C, 0x02, 24, page_lbp},
 };
 #define N_PAGES (sizeof(mode_pages) / sizeof(mode_pages[0]))
 
 static size_t put_page(const struct mode_page *mp, const struct scsi_lun *lun, int pc, uint8_t *p)
 {
 	memset(p, 0, mp->len);
-	/* SPC-4 7.5.7: page_0 format (SPF=0) for subpage 0. PS=0: not savable. */
-	p[0] = mp->page;
-	p[1] = (uint8_t)(mp->len - 2);
+	/* SPC-4 7.5.7: page_0 format (SPF=0) for subpage 0, sub_page format (SPF=1, 2-byte
+	 * PAGE LENGTH) otherwise. PS=0: not savable. */
+	if (mp->subpage) {
+		p[0] = (uint8_t)(mp->page | 0x40);
+		p[1] = mp->subpage;
+		scsi_put_be16(p + 2, (uint16_t)(mp->len - 4));
+	} else {
+		p[0] = mp->page;
+		p[1] = (uint8_t)(mp->len - 2);
+	}
 	if (pc != PC_CHANGEABLE) /* changeable: all-zero mask, nothing can be changed */
 		mp->build(lun, p);
 	return mp->len;

@@ -321,11 +321,26 @@ static void test_mode_sense6_all(void **state)
 	assert_int_equal(scsi_get_be24(b + 9), 512);
 	assert_memory_equal(b + 12, caching_cur, 20);
 	assert_memory_equal(b + 32, control_cur, 12);
-	/* 3Fh/FFh: the same set (no subpages) */
+	/* 3Fh/FFh: also the subpages: Logical Block Provisioning 1Ch/02h (SBC-4 6.5.7), here
+	 * with no soft threshold configured (descriptor not ENABLED) */
 	ms6(e, 0, 0x3F, 0xFF, 255);
 	assert_good(e);
-	assert_int_equal(e->cmd.data_in_len, 44);
+	assert_int_equal(e->cmd.data_in_len, 68);
 	assert_memory_equal(b + 32, control_cur, 12);
+	const uint8_t lbp_off[24] = {0x5C, 0x02, 0x00, 0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+				     0x01, 0x02, 0, 0, 0, 0, 0, 0};
+	assert_memory_equal(b + 44, lbp_off, 24);
+	/* 1Ch/02h alone, soft threshold 819 sets: ENABLED, soft, arming 001b, used resources */
+	e->lun.info.soft_threshold_sets = 819;
+	ms6(e, 0x08, 0x1C, 0x02, 255);
+	assert_good(e);
+	assert_int_equal(e->cmd.data_in_len, 4 + 24);
+	const uint8_t lbp_on[24] = {0x5C, 0x02, 0x00, 0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+				    0x81, 0x02, 0, 0, 0x00, 0x00, 0x03, 0x33};
+	assert_memory_equal(b + 4, lbp_on, 24);
+	/* 1Ch/00h does not exist: INVALID FIELD IN CDB at the SUBPAGE CODE */
+	ms6(e, 0x08, 0x1C, 0x00, 255);
+	assert_invalid_cdb(e, 3, 7);
 }
 
 static void test_mode_sense6_pages(void **state)
@@ -598,12 +613,12 @@ static void test_log_sense(void **state)
 	struct tenv *e = tenv_new();
 	logsense(e, 0, 0x40 | 0x00, 0, 255); /* PC 01b cumulative */
 	assert_good(e);
-	assert_int_equal(e->cmd.data_in_len, 5);
-	assert_memory_equal(e->buf, "\x00\x00\x00\x01\x00", 5);
+	assert_int_equal(e->cmd.data_in_len, 6);
+	assert_memory_equal(e->buf, "\x00\x00\x00\x02\x00\x0C", 6);
 	logsense(e, 0, 0x00, 0xFF, 255);
 	assert_good(e);
-	assert_int_equal(e->cmd.data_in_len, 8);
-	assert_memory_equal(e->buf, "\x40\xFF\x00\x04\x00\x00\x00\xFF", 8);
+	assert_int_equal(e->cmd.data_in_len, 10);
+	assert_memory_equal(e->buf, "\x40\xFF\x00\x06\x00\x00\x00\xFF\x0C\x00", 10);
 	logsense(e, 0, 0x00, 0xFF, 3);
 	assert_good(e);
 	assert_int_equal(e->cmd.data_in_len, 3);
@@ -620,10 +635,42 @@ static void test_log_sense_errors(void **state)
 	assert_invalid_cdb(e, 1, 0);
 	logsense(e, 0, 0x30, 0, 255);
 	assert_invalid_cdb(e, 2, 5);
-	logsense(e, 0, 0x0C, 0, 255); /* not yet: Logical Block Provisioning comes later */
+	logsense(e, 0, 0x0D, 0, 255); /* Temperature: not supported */
 	assert_invalid_cdb(e, 2, 5);
+	logsense(e, 0, 0x0C, 0x01, 255); /* 0Ch exists, subpage 01h does not */
+	assert_invalid_cdb(e, 3, 7);
 	logsense(e, 0, 0x00, 0x05, 255);
 	assert_invalid_cdb(e, 3, 7);
+}
+
+static void fake_resources(const struct scsi_lun *lun, uint64_t *avail, uint64_t *used)
+{
+	(void)lun;
+	*avail = 300;
+	*used = 0x1FFFFFFFFull; /* above 32 bits: saturates */
+}
+
+/* Logical Block Provisioning log page (SBC-4 6.4.6): 0001h available, 0002h used, in
+ * threshold sets, SCOPE 10b (a shared pool); zeros when the LUN has no resources hook. */
+static void test_log_sense_lbp(void **state)
+{
+	(void)state;
+	struct tenv *e = tenv_new();
+	logsense(e, 0, 0x40 | 0x0C, 0, 255);
+	assert_good(e);
+	assert_int_equal(e->cmd.data_in_len, 4 + 24);
+	const uint8_t none[28] = {0x0C, 0, 0, 24, 0, 1, 0x23, 8, 0, 0, 0, 0, 0x02, 0, 0, 0,
+				  0, 2, 0x23, 8, 0, 0, 0, 0, 0x02, 0, 0, 0};
+	assert_memory_equal(e->buf, none, 28);
+	e->lun.lbp_resources = fake_resources;
+	logsense(e, 0, 0x40 | 0x0C, 0, 255);
+	assert_good(e);
+	const uint8_t some[28] = {0x0C, 0, 0, 24, 0, 1, 0x23, 8, 0, 0, 0x01, 0x2C, 0x02, 0, 0, 0,
+				  0, 2, 0x23, 8, 0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0, 0, 0};
+	assert_memory_equal(e->buf, some, 28);
+	logsense(e, 0, 0x40 | 0x0C, 0, 10); /* truncated; PAGE LENGTH stays 24 */
+	assert_int_equal(e->cmd.data_in_len, 10);
+	assert_int_equal(e->buf[3], 24);
 }
 
 /* ------------------------------------------- TUR, REQUEST SENSE, START STOP */
@@ -721,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_mode_select_short_lists),
 		cmocka_unit_test(test_log_sense),
 		cmocka_unit_test(test_log_sense_errors),
+		cmocka_unit_test(test_log_sense_lbp),
 		cmocka_unit_test(test_tur),
 		cmocka_unit_test(test_request_sense),
 		cmocka_unit_test(test_start_stop_unit),

@@ -41,6 +41,7 @@ struct simhost {
 	enum simhost_io io;
 	uint64_t seed;
 	uint64_t backing_limit; /* crashsim: simulated full file system (0: none) */
+	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
 	struct vreactor *r;
 	struct vblk *dev;
 	struct vpool *pool;
@@ -295,6 +296,12 @@ static int lun_bringup(struct simhost *h, int n)
 		return -errno;
 	}
 	vaaid_lun_init(&l->lun, v, SIMHOST_MAX_XFER);
+	if (h->threshold_pct) {
+		vaaid_lun_set_soft_threshold(&l->lun, vaaid_soft_threshold_bytes(h->pool, h->threshold_pct));
+		/* a LUN coming up while the pool is above its threshold is told at once */
+		if (vpool_above_soft_threshold(h->pool))
+			scsi_lun_post_ua(&l->lun, 0x3807);
+	}
 	l->lun.name = l->vol;
 	l->lun.xcopy_peer = sim_xcopy_peer;
 	l->lun.peer_arg = h;
@@ -308,6 +315,38 @@ int simhost_volume_create(struct simhost *h, const char *name, uint64_t size, ui
 	int rc = vpool_volume_create(h->pool, name, size, block, NULL);
 	int rc2 = engine_start(h);
 	return rc < 0 ? rc : rc2;
+}
+
+/* Soft threshold crossed (pool reactor = engine thread): THIN PROVISIONING SOFT
+ * THRESHOLD REACHED (UA 38h/07h, SBC-4 4.7.3.7.2) on every LUN of the pool. */
+static void threshold_crossed(void *arg, bool above)
+{
+	struct simhost *h = arg;
+	if (!above)
+		return; /* re-armed: the next crossing is reported again */
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && h->luns[i].dev)
+			scsi_lun_post_ua(&h->luns[i].lun, 0x3807);
+}
+
+/* (Re)install the soft threshold on the pool and the LUNs (engine stopped, LUNs up). */
+static void apply_threshold(struct simhost *h)
+{
+	uint64_t bytes = vaaid_soft_threshold_bytes(h->pool, h->threshold_pct);
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && h->luns[i].dev)
+			vaaid_lun_set_soft_threshold(&h->luns[i].lun, bytes);
+	vpool_set_soft_threshold(h->pool, bytes, threshold_crossed, h);
+}
+
+int simhost_set_threshold(struct simhost *h, unsigned pct)
+{
+	if (pct > 100)
+		return -EINVAL;
+	engine_stop(h);
+	h->threshold_pct = pct;
+	apply_threshold(h);
+	return engine_start(h);
 }
 
 int simhost_attach(struct simhost *h, const char *volume, int lun)
@@ -484,6 +523,8 @@ int simhost_reopen(struct simhost *h)
 		rc2 = vpool_open(h->dev, &h->pool);
 	if (rc2 == 0)
 		rc2 = bring_all_luns(h);
+	if (rc2 == 0 && h->threshold_pct)
+		apply_threshold(h);
 	if (rc2 == 0)
 		rc2 = engine_start(h);
 	return rc < 0 ? rc : rc2;
@@ -513,6 +554,8 @@ int simhost_crash(struct simhost *h)
 	rc = vpool_open(h->dev, &h->pool);
 	if (rc == 0)
 		rc = bring_all_luns(h);
+	if (rc == 0 && h->threshold_pct)
+		apply_threshold(h);
 	if (rc == 0)
 		rc = engine_start(h);
 	return rc;

@@ -86,6 +86,9 @@ int simhost_verify(struct simhost *h, FILE *f);
 /* io=crashsim: fallocate past `limit` bytes of the pool file fails with ENOSPC (a
  * full file system); 0 lifts it. -EOPNOTSUPP for io=uring. */
 int simhost_backing_limit(struct simhost *h, uint64_t limit);
+/* Soft threshold at pct percent of the pool's capacity (0: none; -EINVAL above 100):
+ * LUNs report it (mode page 1Ch/02h) and get UA 38h/07h on each upward crossing. */
+int simhost_set_threshold(struct simhost *h, unsigned pct);
 struct vblk_stats simhost_blk_stats(struct simhost *h);
 
 #endif

@@ -503,6 +503,17 @@ static void run_line(struct sim *s, char *line)
 		int rc = simhost_set_visibility(s->h, lun, (int)g);
 		if (rc < 0)
 			die(s, "visibility failed: %s", strerror(-rc));
+	} else if (!strcmp(v, "threshold")) {
+		/* extension: the pool's soft threshold, percent of its capacity */
+		need_pool(s);
+		if (nt != 2)
+			die(s, "usage: threshold PERCENT   (1..100; 0: none)");
+		uint64_t pct = parse_u64_or_die(s, "threshold percent", tok[1]);
+		if (pct > 100)
+			die(s, "bad threshold '%s' (a percentage 0..100)", tok[1]);
+		int rc = simhost_set_threshold(s->h, (unsigned)pct);
+		if (rc < 0)
+			die(s, "threshold failed: %s", strerror(-rc));
 	} else if (!strcmp(v, "backing-limit")) {
 		/* extension: a full file system under an io=crashsim pool */
 		need_pool(s);

@@ -1,0 +1,81 @@
+#!/bin/bash
+# Thin provisioning through LIO on a small pool (64 MiB file: 59 extents of 1 MiB;
+# vaaid's default soft threshold 80 % = 48 extents):
+#  - the Logical Block Provisioning log page (0Ch) and mode page (1Ch/02h);
+#  - crossing the soft threshold: the next command gets UNIT ATTENTION 06h/38h/07h,
+#    once;
+#  - "stun": a write that needs space the pool does not have gets DATA PROTECT
+#    27h/07h (SPACE ALLOCATION FAILED WRITE PROTECT), while reads and overwrites of
+#    written blocks keep working;
+#  - "resume": the host's UNMAP (blkdiscard) gives the space back and the same
+#    write succeeds, without restarting anything.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+"$VAAICTL" pool create small "$STATE/small.pool" 64M >/dev/null || die "vaaictl pool create small"
+HBA=$C/core/user_1
+d=$HBA/thin0
+mkdir -p "$HBA" "$d"
+echo -n "dev_config=vaai/small/thin0" > "$d/control"
+echo -n "dev_size=$((256 << 20))" > "$d/control"
+echo -n "hw_max_sectors=8192" > "$d/control"
+echo 1 > "$d/enable" || die "enable thin0"
+echo 120 > "$d/attrib/cmd_time_out" 2>/dev/null || true
+TL=$C/loopback/naa.50014050aa1d0301/tpgt_1
+mkdir -p "$TL/lun/lun_0"
+echo -n naa.50014050aa1d0302 > "$TL/nexus"
+ln -s "$d" "$TL/lun/lun_0/thin0"
+sg="" sd=""
+for _ in $(seq 1 100); do
+	for dev in /sys/bus/scsi/devices/*; do
+		[ "$(cat "$dev/vendor" 2>/dev/null | tr -d ' ')" = VAAID ] || continue
+		sg=/dev/$(ls "$dev/scsi_generic" 2>/dev/null); sd=/dev/$(ls "$dev/block" 2>/dev/null)
+	done
+	[ "$sg" != /dev/ ] && [ "$sd" != /dev/ ] && [ -n "$sg" ] && break
+	sleep 0.2
+done
+[ -n "$sg" ] && [ "$sg" != /dev/ ] || die "thin0 did not appear"
+sg_turs "$sg" >/dev/null 2>&1 || true
+sg_turs "$sg" >/dev/null 2>&1 || die "TEST UNIT READY fails on thin0"
+tur() { sg_raw -v "$sg" 00 00 00 00 00 00 2>&1 || true; }
+wr() { # wr MIB_OFFSET MIBS: direct writes of 1 MiB blocks through sg (sense kept in $out)
+	sg_dd if=/dev/urandom of="$sg" bs=512 bpt=2048 seek=$(($1 * 2048)) count=$(($2 * 2048)) \
+		oflag=sgio 2>&1
+}
+
+# log page 0Ch: available 59, used 0 (in extents: THRESHOLD EXPONENT = 1 MiB)
+logs=$(sg_logs -p 0xc "$sg")
+grep -qi "available LBA mapping threshold resource count: 59" <<<"$logs" || die "log page 0Ch: $logs"
+grep -qi "used LBA mapping threshold resource count: 0" <<<"$logs" || die "log page 0Ch: $logs"
+# mode page 1Ch/02h: threshold descriptor enabled, count 48
+mp=$(sg_modes -6 -d -r -p 0x1c,0x02 "$sg" | od -An -tx1 -v | tr -s ' \n' ' ')
+read -r -a b <<<"$mp"
+[ "${b[4]}" = 5c ] && [ "${b[5]}" = 02 ] || die "mode page 1Ch/02h not returned: $mp"
+[ "${b[20]}" = 81 ] && [ "${b[21]}" = 02 ] && [ "${b[27]}" = 30 ] || die "threshold descriptor: $mp"
+
+# 47 extents: below the threshold
+out=$(wr 0 47) || die "writing 47 MiB failed: $out"
+grep -qi "soft threshold" <<<"$(tur)" && die "unit attention below the threshold"
+# the 48th: the next command reports the threshold, once
+out=$(wr 47 1) || die "writing the 48th MiB failed: $out"
+t1=$(tur)
+grep -qi "thin provisioning soft threshold reached" <<<"$t1" || die "no UA 38h/07h: $t1"
+t2=$(tur)
+grep -qi "unit attention" <<<"$t2" && die "the threshold UA came twice: $t2"
+
+# fill the rest (59 extents), then a write into new space is refused: 27h/07h
+out=$(wr 48 11) || die "filling the pool failed: $out"
+rc=0; out=$(wr 100 1) || rc=$?
+[ $rc -ne 0 ] || die "a write past the pool's space succeeded"
+grep -qi "space allocation failed write protect" <<<"$out" || die "not 27h/07h: $out"
+# what needs no space keeps working: read, overwrite of written blocks
+sg_dd if="$sg" of=/dev/null bs=512 bpt=2048 count=20480 >/dev/null 2>&1 || die "read while out of space"
+out=$(wr 10 2) || die "overwrite while out of space failed: $out"
+"$VAAICTL" status | grep -q "small" || die "vaaictl status lacks pool small"
+
+# resume: the host unmaps 20 MiB (blkdiscard through the sd driver: UNMAP), the
+# refused write now succeeds
+blkdiscard -o $((20 << 20)) -l $((20 << 20)) "$sd" || die "blkdiscard failed"
+out=$(wr 100 1) || die "the write still fails after UNMAP: $out"
+logs=$(sg_logs -p 0xc "$sg")
+grep -qi "used LBA mapping threshold resource count: 40" <<<"$logs" || die "log page after UNMAP: $logs"
+log "thin ok: threshold UA once, 27h/07h when full, reads/overwrites kept, resume after UNMAP"

@@ -163,11 +163,8 @@ static int xcopy_parse(struct xcopy *x, const uint8_t *b, size_t len, struct xc_
 		struct xc_seg *s = &x->seg[k];
 		s->src = scsi_get_be16(d + 4);
 		s->dst = scsi_get_be16(d + 6);
-		/* A CSCD DESCRIPTOR ID must name a descriptor of the list (SPC-4 6.4.6.1). */
-		if (s->src >= nc)
-			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, base + 4);
-		if (s->dst >= nc)
-			return xc_fail(e, ASC_INVALID_FIELD_IN_PARAM_LIST, base + 6);
+		/* A CSCD DESCRIPTOR ID that names no descriptor of the list is found when the
+		 * segment is processed: its copy target cannot be reached (xc_resolve). */
 		s->dc = d[1] & 0x02; /* DC: NUMBER OF BLOCKS counts destination blocks */
 		/* CAT (bit 0) is accepted: with equal block sizes there is never a residue. */
 		s->nblocks = scsi_get_be16(d + 10);
@@ -303,6 +300,8 @@ static void xc_step(struct xcopy *x)
 static struct scsi_lun *xc_resolve(struct xcopy *x, unsigned i)
 {
 	struct scsi_lun *self = x->cmd->lun;
+	if (i >= x->ncscd)
+		return NULL; /* no such CSCD descriptor in the list */
 	const uint8_t *naa = x->cscd[i] + 8;
 	if (!memcmp(naa, self->info.naa, 16))
 		return self;
@@ -323,8 +322,9 @@ static void xc_seg_start(struct xcopy *x)
 	}
 	const struct xc_seg *s = &x->seg[x->cur];
 	struct scsi_lun *sl = xc_resolve(x, s->src), *dl = xc_resolve(x, s->dst);
-	/* SPC-4 6.4.1: a CSCD that cannot be accessed (unknown, another pool, not
-	 * co-visible) -> COPY ABORTED, COPY TARGET DEVICE NOT REACHABLE. */
+	/* SPC-4 6.4.1: a CSCD that cannot be accessed (a CSCD DESCRIPTOR ID past the
+	 * list, an unknown NAA, another pool, not co-visible) -> COPY ABORTED, COPY
+	 * TARGET DEVICE NOT REACHABLE, the segment number in COMMAND-SPECIFIC INFORMATION. */
 	if (!sl || !dl) {
 		xc_abort(x, ASC_COPY_TARGET_NOT_REACHABLE);
 		return;

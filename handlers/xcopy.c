@@ -485,7 +485,7 @@ void handler_receive_copy_results(struct scsi_cmd *cmd)
 	} else {
 		/* SPC-4 6.18.2 COPY STATUS for the LIST IDENTIFIER (byte 2); one not held ->
 		 * INVALID FIELD IN CDB. */
-		const struct scsi_copy_status *c = NULL;
+		struct scsi_copy_status *c = NULL;
 		for (unsigned i = 0; i < SCSI_COPY_HELD; i++)
 			if (lun->copies[i].used && lun->copies[i].list_id == cdb[2])
 				c = &lun->copies[i];
@@ -505,6 +505,12 @@ void handler_receive_copy_results(struct scsi_cmd *cmd)
 		b[7] = units;
 		scsi_put_be32(b + 8, (uint32_t)cnt); /* TRANSFER COUNT */
 		n = 12;
+		/* SPC-4 5.17.4.3 (held data): the status of a completed copy is discarded
+		 * once it has been reported whole (ALLOCATION LENGTH covering it); asking
+		 * again is an unknown list identifier. (Held data is per LUN, not per I_T
+		 * nexus: TCMU gives no nexus; docs/xcopy.md.) */
+		if (c->status != 0 && alloc >= n)
+			c->used = false;
 	}
 	scsi_put_be32(b, (uint32_t)(n - 4)); /* AVAILABLE DATA (n - 3) */
 	scsi_copy_to_data_in(cmd, b, n < alloc ? n : alloc);

@@ -8,8 +8,11 @@ set -uo pipefail
 SUITES=${SUITES:-"SCSI.Inquiry SCSI.ReadCapacity10 SCSI.ReadCapacity16 SCSI.TestUnitReady SCSI.ModeSense6
 SCSI.ReportSupportedOpcodes SCSI.Read10 SCSI.Read12 SCSI.Read16 SCSI.Write10 SCSI.Write12
 SCSI.Write16 SCSI.Verify10 SCSI.Verify16 SCSI.WriteVerify10 SCSI.WriteVerify16 SCSI.Mandatory"}
-mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh 1 2G)
-read -r _ sg _ url <<<"${L[0]}"
+# LUN_INDEX (default 0): which LUN of setup-luns to test (COPY STATUS data is held
+# per LUN, so a suite that needs a LUN no earlier copy used can have its own)
+LI=${LUN_INDEX:-0}
+mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh $((LI + 1)) 2G)
+read -r _ sg _ url <<<"${L[$LI]}"
 [ -n "$url" ] || die "setup-luns failed"
 fail=0
 SKIPS="$OUT/libiscsi-skips-${SKIPS_NAME:-basic}.txt"

@@ -103,6 +103,8 @@ int vd_device_reconfig(struct vd_devices *ds, const char *uio_name, const char *
 int vd_devices_scan(struct vd_devices *ds);
 /* Watch the soft threshold of every pool not watched yet (at start, after pool create). */
 void vd_devices_watch_pools(struct vd_devices *ds);
+/* After a pool's capacity changed (pool grow): its threshold and its LUNs' mode page. */
+void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp);
 /* Volume in use by an attached device? */
 bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume);
 unsigned vd_devices_count(const struct vd_devices *ds);

@@ -46,6 +46,8 @@ struct vpool_params {
 	uint64_t size;          /* bytes of the backing store to use (0: the whole device) */
 	uint32_t extent_size;   /* power of two, VPOOL_MIN_EXTENT..VPOOL_MAX_EXTENT; 0 = default */
 	uint32_t journal_size;  /* bytes; 0 = default (scaled with the pool, 1..64 MiB) */
+	uint64_t max_size;      /* the size vpool_grow may reach: the checkpoint areas are
+				   sized for it; 0 = 4 x size */
 };
 
 struct vpool_stats {
@@ -129,6 +131,15 @@ void vvol_get_info(const struct vvol *v, struct vvol_info *info);
  * Control path: synchronous, runs the reactor; not from a reactor callback.
  */
 int vvol_grow(struct vvol *v, uint64_t size);
+/*
+ * Grow the pool to new_size bytes of its backing store (a file is extended; a
+ * block device must already be that large): the new extents become free once a
+ * checkpoint with the new geometry is durable (before that a crash leaves the
+ * old size, with nothing lost). Control path, synchronous. -EINVAL: smaller
+ * than now; -EFBIG: more extents than the checkpoint areas were sized for at
+ * format (pool_ckpt_size_for); -ENOSPC: a block device not that large.
+ */
+int vpool_grow(struct vpool *p, uint64_t new_size);
 struct vpool *vvol_pool(const struct vvol *v);
 
 /* ---- data path (asynchronous; offsets and lengths in bytes, multiples of 512) */

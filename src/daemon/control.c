@@ -174,6 +174,36 @@ static json_object *pool_create(struct vd_control *c, char **tok, int nt)
 	return o;
 }
 
+/* pool grow NAME SIZE: grow the backing file (or take a grown block device) online;
+ * writes refused with 27h/07h for want of space succeed again at once. */
+static json_object *pool_grow(struct vd_control *c, char **tok, int nt)
+{
+	if (nt != 4)
+		return err_obj("usage: pool grow NAME SIZE%s", "");
+	uint64_t size;
+	if (vparse_size(tok[3], &size) < 0 || size == 0)
+		return err_obj("bad size '%s' (e.g. 200G)", tok[3]);
+	struct vd_pool *vp = vd_pool_find(c->pools, tok[2]);
+	if (!vp)
+		return err_obj("unknown pool '%s'", tok[2]);
+	int rc = vpool_grow(vp->pool, size);
+	if (rc == -EINVAL)
+		return err_obj("pool grow: %s is not larger than the pool by at least one extent "
+			       "(pools never shrink)", tok[3]);
+	if (rc == -EFBIG)
+		return err_obj("pool grow: %s is beyond what the pool's metadata was sized for when "
+			       "it was created (4 x its size)", tok[3]);
+	if (rc == -ENOSPC)
+		return err_obj("pool grow: the block device is smaller than %s (grow it first)", tok[3]);
+	if (rc < 0)
+		return err_obj("pool grow failed: %s", strerror(-rc));
+	vd_devices_threshold_update(c->devs, vp);
+	vlog_info(vp->name, "pool %s grown to %s bytes", vp->name, tok[3]);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	return o;
+}
+
 static json_object *volume_delete(struct vd_control *c, char **tok, int nt)
 {
 	if (nt != 3)
@@ -215,6 +245,8 @@ static json_object *answer(struct vd_control *c, char *line)
 		return status_obj(c);
 	if (nt >= 2 && !strcmp(tok[0], "pool") && !strcmp(tok[1], "create"))
 		return pool_create(c, tok, nt);
+	if (nt >= 2 && !strcmp(tok[0], "pool") && !strcmp(tok[1], "grow"))
+		return pool_grow(c, tok, nt);
 	if (nt >= 2 && !strcmp(tok[0], "volume") && !strcmp(tok[1], "delete"))
 		return volume_delete(c, tok, nt);
 	return err_obj("unknown request '%s'", tok[0]);

@@ -428,6 +428,18 @@ void vd_devices_watch_pools(struct vd_devices *ds)
 	}
 }
 
+void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp)
+{
+	struct vd_pools *ps = ds->env.pools;
+	uint64_t bytes = vaaid_soft_threshold_bytes(vp->pool, ds->env.conf->soft_threshold);
+	for (unsigned i = 0; i < ps->n && i < VD_MAX_POOLS; i++)
+		if (&ps->p[i] == vp && ds->thr[i].on) /* same watcher: only a real crossing reports */
+			vpool_set_soft_threshold(vp->pool, bytes, pool_threshold_crossed, &ds->thr[i]);
+	for (unsigned i = 0; i < ds->n; i++)
+		if (vvol_pool(ds->d[i]->vol) == vp->pool)
+			vaaid_lun_set_soft_threshold(&ds->d[i]->lun, bytes);
+}
+
 int vd_devices_scan(struct vd_devices *ds)
 {
 	char path[512], name[TCMU_NL_NAME_MAX];

@@ -91,10 +91,13 @@ void pool_thr_check(struct vpool *p)
 void vpool_set_soft_threshold(struct vpool *p, uint64_t used_limit,
 			      void (*cb)(void *arg, bool above), void *arg)
 {
+	/* The same watcher with a new limit (e.g. after vpool_grow) keeps its state:
+	 * only a real crossing is reported. */
+	if (p->thr_cb != cb || p->thr_arg != arg)
+		p->thr_above = false;
 	p->thr_used = used_limit;
 	p->thr_cb = cb;
 	p->thr_arg = arg;
-	p->thr_above = false;
 	pool_thr_check(p);
 }
 

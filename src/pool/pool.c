@@ -65,7 +65,15 @@ int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 	sb.extent_size = ext;
 	sb.granule = VPOOL_GRANULE;
 	uint32_t bmw = bm_words_for(ext / VPOOL_GRANULE);
-	uint64_t n0 = size / ext;
+	/* Checkpoint areas sized for the largest the pool may grow to (vpool_grow): 4x by
+	 * default, about 0.1 % of that size for 1 MiB extents. */
+	uint64_t max_size = prm->max_size ? prm->max_size : 4 * size;
+	if (max_size < size) {
+		fprintf(stderr, "vaaid: maximum pool size %llu is below the size %llu\n",
+			(unsigned long long)max_size, (unsigned long long)size);
+		return -EINVAL;
+	}
+	uint64_t n0 = max_size / ext;
 	sb.ckpt_size = pool_ckpt_size_for(n0, bmw);
 	sb.ckpt_off[0] = 2 * VSB_SIZE;
 	sb.ckpt_off[1] = sb.ckpt_off[0] + sb.ckpt_size;
@@ -280,6 +288,68 @@ int vpool_close(struct vpool *p)
 }
 
 void vpool_abandon(struct vpool *p) { pool_free_mem(p); }
+
+static int grow_array(void *pp, size_t old_n, size_t new_n, size_t elem)
+{
+	void **a = pp;
+	void *n = realloc(*a, new_n * elem);
+	if (!n)
+		return -ENOMEM;
+	memset((char *)n + old_n * elem, 0, (new_n - old_n) * elem);
+	*a = n;
+	return 0;
+}
+
+int vpool_grow(struct vpool *p, uint64_t new_size)
+{
+	if (p->readonly)
+		return -EROFS;
+	if (p->failed)
+		return -EIO;
+	if (new_size < p->sb.dev_size || new_size % VBLK_SECTOR)
+		return -EINVAL;
+	uint64_t old = p->n_ext, n_new = (new_size - p->sb.data_off) / p->ext;
+	if (n_new <= old)
+		return new_size == p->sb.dev_size ? 0 : -EINVAL; /* not one extent more */
+	if (pool_ckpt_size_for(n_new, p->bm_words) > p->sb.ckpt_size)
+		return -EFBIG;
+	int rc = p->dev->ops->grow(p->dev, new_size);
+	if (rc < 0)
+		return rc;
+	/* Arrays first (new extents referenced by nobody, not free yet: not allocatable). */
+	size_t ow = (old + 63) / 64 + 1, nw = (n_new + 63) / 64 + 1;
+	if ((rc = grow_array(&p->refs, old, n_new, sizeof(uint32_t))) < 0 ||
+	    (rc = grow_array(&p->partial, ow, nw, sizeof(uint64_t))) < 0 ||
+	    (rc = grow_array(&p->freebits, (old + 63) / 64, nw, sizeof(uint64_t))) < 0)
+		return rc;
+	/* A checkpoint already running serialized the old geometry but would write the
+	 * superblock from p->sb: let it finish first. */
+	while (pool_ckpt_busy(p)) {
+		rc = vreactor_run_once(p->r, -1);
+		if (rc < 0)
+			return rc;
+	}
+	struct vsb saved = p->sb;
+	p->n_ext = n_new;
+	p->sb.n_extents = n_new;
+	p->sb.dev_size = new_size;
+	/* The checkpoint writes the blob for n_new extents, then the superblock with the
+	 * new geometry: a crash before the superblock leaves the old pool (the file is
+	 * just longer), after it the new one. Nothing can reference a new extent before. */
+	rc = pool_ckpt_sync(p);
+	if (rc < 0) {
+		p->n_ext = old;
+		p->sb.n_extents = saved.n_extents;
+		p->sb.dev_size = saved.dev_size;
+		return rc;
+	}
+	for (uint64_t i = old; i < n_new; i++) {
+		p->freebits[i / 64] |= 1ull << (i % 64);
+		p->n_free++;
+	}
+	pool_thr_check(p);
+	return 0;
+}
 
 void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 {

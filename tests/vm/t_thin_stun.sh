@@ -8,7 +8,8 @@
 #    27h/07h (SPACE ALLOCATION FAILED WRITE PROTECT), while reads and overwrites of
 #    written blocks keep working;
 #  - "resume": the host's UNMAP (blkdiscard) gives the space back and the same
-#    write succeeds, without restarting anything.
+#    write succeeds, without restarting anything; full again, `vaaictl pool grow`
+#    (online) makes the refused write succeed too.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$VAAICTL" pool create small "$STATE/small.pool" 64M >/dev/null || die "vaaictl pool create small"
@@ -78,4 +79,13 @@ blkdiscard -o $((20 << 20)) -l $((20 << 20)) "$sd" || die "blkdiscard failed"
 out=$(wr 100 1) || die "the write still fails after UNMAP: $out"
 logs=$(sg_logs -p 0xc "$sg")
 grep -qi "used LBA mapping threshold resource count: 40" <<<"$logs" || die "log page after UNMAP: $logs"
-log "thin ok: threshold UA once, 27h/07h when full, reads/overwrites kept, resume after UNMAP"
+# stunned again (fill the 19 free extents), then resume by growing the pool online
+out=$(wr 130 19) || die "refilling the pool failed: $out"
+rc=0; out=$(wr 160 1) || rc=$?
+[ $rc -ne 0 ] && grep -qi "space allocation failed write protect" <<<"$out" || die "not refused when full again: $out"
+"$VAAICTL" pool grow small 96M >/dev/null || die "vaaictl pool grow small 96M failed"
+out=$(wr 160 1) || die "the write still fails after vaaictl pool grow: $out"
+logs=$(sg_logs -p 0xc "$sg")
+grep -qi "available LBA mapping threshold resource count: 31" <<<"$logs" || die "log page after grow: $logs"
+grep -qi "used LBA mapping threshold resource count: 60" <<<"$logs" || die "log page after grow: $logs"
+log "thin ok: threshold UA once, 27h/07h when full, reads/overwrites kept, resume after UNMAP and after pool grow"

@@ -349,6 +349,16 @@ int simhost_set_threshold(struct simhost *h, unsigned pct)
 	return engine_start(h);
 }
 
+int simhost_pool_grow(struct simhost *h, uint64_t size)
+{
+	engine_stop(h);
+	int rc = vpool_grow(h->pool, size);
+	if (rc == 0 && h->threshold_pct)
+		apply_threshold(h); /* the same percentage of the new capacity */
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
 int simhost_attach(struct simhost *h, const char *volume, int lun)
 {
 	if (lun < 0 || lun >= SIMHOST_MAX_LUNS)

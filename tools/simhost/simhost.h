@@ -89,6 +89,8 @@ int simhost_backing_limit(struct simhost *h, uint64_t limit);
 /* Soft threshold at pct percent of the pool's capacity (0: none; -EINVAL above 100):
  * LUNs report it (mode page 1Ch/02h) and get UA 38h/07h on each upward crossing. */
 int simhost_set_threshold(struct simhost *h, unsigned pct);
+/* Grow the pool's backing store to size bytes (vpool_grow's errors). */
+int simhost_pool_grow(struct simhost *h, uint64_t size);
 struct vblk_stats simhost_blk_stats(struct simhost *h);
 
 #endif

@@ -347,8 +347,23 @@ static void wait_all(struct sim *s)
 
 static void do_pool(struct sim *s, char **tok, int nt)
 {
+	if (nt >= 2 && !strcmp(tok[1], "grow")) {
+		/* extension: grow the open pool's backing store online */
+		need_pool(s);
+		if (nt != 3)
+			die(s, "usage: pool grow SIZE");
+		int rc = simhost_pool_grow(s->h, parse_size_or_die(s, "pool size", tok[2]));
+		if (rc == -EINVAL)
+			die(s, "pool grow %s: not larger than the pool by at least one extent", tok[2]);
+		if (rc == -EFBIG)
+			die(s, "pool grow %s: beyond what the pool's metadata was sized for at creation",
+			    tok[2]);
+		if (rc < 0)
+			die(s, "pool grow failed: %s", strerror(-rc));
+		return;
+	}
 	if (nt < 3 || (strcmp(tok[1], "create") && strcmp(tok[1], "open")))
-		die(s, "usage: pool create PATH SIZE [extent=SIZE] [io=uring|crashsim] | pool open PATH [io=...]");
+		die(s, "usage: pool create PATH SIZE [extent=SIZE] [io=uring|crashsim] | pool open PATH [io=...] | pool grow SIZE");
 	bool create = !strcmp(tok[1], "create");
 	struct stat st;
 	if (create && stat(tok[2], &st) == 0)
@@ -375,6 +390,8 @@ static void do_pool(struct sim *s, char **tok, int nt)
 			prm.extent_size = (uint32_t)parse_size_or_die(s, "extent size", v);
 		else if (create && !strcmp(k, "journal"))
 			prm.journal_size = (uint32_t)parse_size_or_die(s, "journal size", v);
+		else if (create && !strcmp(k, "max"))
+			prm.max_size = parse_size_or_die(s, "maximum pool size", v);
 		else
 			die(s, "unknown option '%s'", k);
 	}

@@ -3,6 +3,7 @@
  *
  *   vaaictl [--socket PATH] [--json] status
  *   vaaictl pool create NAME PATH SIZE [--extent SIZE]
+ *   vaaictl pool grow NAME SIZE
  *   vaaictl pool list | volume list
  *   vaaictl volume delete POOL/VOLUME
  *
@@ -35,6 +36,7 @@ static int usage(void)
 		"usage: vaaictl [--socket PATH] [--json] status\n"
 		"       vaaictl [--socket PATH] [--json] pool list | volume list\n"
 		"       vaaictl [--socket PATH] pool create NAME PATH SIZE [--extent SIZE]\n"
+		"       vaaictl [--socket PATH] pool grow NAME SIZE\n"
 		"       vaaictl [--socket PATH] volume delete POOL/VOLUME\n");
 	return 2;
 }
@@ -225,6 +227,13 @@ int main(int argc, char **argv)
 		if (ext)
 			snprintf(line, sizeof(line), "pool create %s %s %" PRIu64 " %" PRIu64, a[2], a[3],
 				 size, ext);
+	} else if (n == 4 && !strcmp(a[0], "pool") && !strcmp(a[1], "grow")) {
+		uint64_t size;
+		if (vparse_size(a[3], &size) < 0 || size == 0) {
+			fprintf(stderr, "vaaictl: bad size '%s' (e.g. 200G)\n", a[3]);
+			return 2;
+		}
+		snprintf(line, sizeof(line), "pool grow %s %" PRIu64, a[2], size);
 	} else if (n == 3 && !strcmp(a[0], "volume") && !strcmp(a[1], "delete")) {
 		snprintf(line, sizeof(line), "volume delete %s", a[2]);
 	} else {
@@ -244,6 +253,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vaaictl: %s\n", get_str(ans, "error"));
 	else if (!strncmp(line, "pool create", 11))
 		printf("pool %s created\n", a[2]);
+	else if (!strncmp(line, "pool grow", 9))
+		printf("pool %s grown to %s\n", a[2], a[3]);
 	else if (!strncmp(line, "volume delete", 13))
 		printf("volume %s deleted\n", a[2]);
 	else

@@ -1,0 +1,229 @@
+/*
+ * Random sub-granule UNMAP / WRITE SAME / WRITE property test through the real
+ * ring and engine (simhost), against an in-memory model of every LBA.
+ *
+ * A 2 MiB volume of 512-byte blocks on 64 KiB extents gets random WRITEs
+ * (random bytes), UNMAPs and WRITE SAME(16) of a zero block (UNMAP bit or not),
+ * at random LBAs and lengths that mostly do not line up with 4 KiB granules or
+ * extents. The model: a WRITE sets the LBAs' bytes; a zero WRITE SAME makes them
+ * zero; an UNMAP makes fully covered 4 KiB granules zero and leaves the LBAs of
+ * partly covered granules unchanged (UNMAP is advisory, SBC-4 5.31). After each
+ * operation every LBA must read exactly as the model says, and GET LBA STATUS
+ * must agree with what reads return: an LBA reported deallocated reads zeros
+ * (LBPRZ=1); a mapped one holds the last data written (the model's bytes). The
+ * run ends with a reopen and the same check. Seeded and reproducible.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "simhost.h"
+
+#define BS 512u
+#define NBLK 4096u /* 2 MiB */
+#define GRAN_BLK 8u
+#define OPS 300
+
+static uint8_t model[NBLK * BS];
+static uint64_t rng = 12345;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Run one command; returns its status, copies data-in into in (if any). */
+static int run(struct simhost *h, const uint8_t *cdb, size_t cdb_len, const void *out,
+	       size_t out_len, void *in, size_t in_len)
+{
+	uint64_t tag;
+	assert_int_equal(simhost_submit(h, 0, cdb, cdb_len, out, out_len, in_len, &tag), 0);
+	struct simhost_result r;
+	int n = 0;
+	for (int tries = 0; n == 0 && tries < 600; tries++)
+		n = simhost_reap(h, &r, 1, 100);
+	assert_int_equal(n, 1);
+	int st = r.r.status;
+	if (in && r.r.data_in)
+		memcpy(in, r.r.data_in, r.r.data_in_len < in_len ? r.r.data_in_len : in_len);
+	if (st)
+		fprintf(stderr, "sense %02x/%02x/%02x\n", r.r.sense[2] & 0x0F, r.r.sense[12],
+			r.r.sense[13]);
+	simhost_result_free(&r);
+	return st;
+}
+
+static void put_be64(uint8_t *b, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+static void put_be32(uint8_t *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+static uint64_t get_be64(const uint8_t *b)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+static uint32_t get_be32(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+static void do_write(struct simhost *h, uint32_t lba, uint32_t n)
+{
+	uint8_t cdb[16] = {0x8A};
+	put_be64(cdb + 2, lba);
+	put_be32(cdb + 10, n);
+	for (uint32_t i = 0; i < n * BS; i++)
+		model[lba * BS + i] = (uint8_t)(rnd() | 1); /* never zero: zeros are the other state */
+	assert_int_equal(run(h, cdb, 16, model + lba * BS, n * BS, NULL, 0), 0);
+}
+
+static void do_write_same_zero(struct simhost *h, uint32_t lba, uint32_t n, bool unmap)
+{
+	uint8_t cdb[16] = {0x93, (uint8_t)(unmap ? 0x08 : 0)};
+	put_be64(cdb + 2, lba);
+	put_be32(cdb + 10, n);
+	static const uint8_t zero[BS];
+	memset(model + lba * BS, 0, n * BS);
+	assert_int_equal(run(h, cdb, 16, zero, BS, NULL, 0), 0);
+}
+
+static void do_unmap(struct simhost *h, uint32_t lba, uint32_t n)
+{
+	uint8_t cdb[10] = {0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0};
+	uint8_t pl[24] = {0, 22, 0, 16};
+	put_be64(pl + 8, lba);
+	put_be32(pl + 16, n);
+	/* model: only fully covered granules become zeros */
+	uint32_t g0 = (lba + GRAN_BLK - 1) / GRAN_BLK, g1 = (lba + n) / GRAN_BLK;
+	for (uint32_t g = g0; g < g1; g++)
+		memset(model + g * GRAN_BLK * BS, 0, GRAN_BLK * BS);
+	assert_int_equal(run(h, cdb, 10, pl, sizeof(pl), NULL, 0), 0);
+}
+
+static bool block_zero(const uint8_t *b)
+{
+	for (uint32_t i = 0; i < BS; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+static void check_all(struct simhost *h, int op)
+{
+	static uint8_t data[NBLK * BS];
+	for (uint32_t lba = 0; lba < NBLK; lba += 2048) {
+		uint8_t cdb[16] = {0x88};
+		put_be64(cdb + 2, lba);
+		put_be32(cdb + 10, 2048);
+		assert_int_equal(run(h, cdb, 16, NULL, 0, data + lba * BS, 2048 * BS), 0);
+	}
+	for (uint32_t b = 0; b < NBLK; b++)
+		if (memcmp(data + b * BS, model + b * BS, BS)) {
+			fprintf(stderr, "op %d: LBA %u reads other data than the model\n", op, b);
+			fail();
+		}
+	/* GET LBA STATUS over the whole volume: deallocated LBAs must read zeros. */
+	uint32_t lba = 0;
+	while (lba < NBLK) {
+		uint8_t cdb[16] = {0x9E, 0x12};
+		uint8_t resp[4096];
+		put_be64(cdb + 2, lba);
+		put_be32(cdb + 10, sizeof(resp));
+		assert_int_equal(run(h, cdb, 16, NULL, 0, resp, sizeof(resp)), 0);
+		uint32_t len = get_be32(resp);
+		assert_true(len >= 4 + 16);
+		uint32_t nd = (len - 4) / 16;
+		assert_true(nd > 0);
+		for (uint32_t d = 0; d < nd && 8 + 16 * d + 16 <= sizeof(resp); d++) {
+			const uint8_t *e = resp + 8 + 16 * d;
+			uint64_t start = get_be64(e);
+			uint32_t cnt = get_be32(e + 8);
+			uint8_t status = e[12] & 0x0F;
+			assert_true(start == lba); /* descriptors are contiguous from the start */
+			assert_true(cnt > 0 && start + cnt <= NBLK);
+			assert_true(status == 0 || status == 1);
+			for (uint64_t b = start; b < start + cnt; b++)
+				if (status == 1 && !block_zero(data + b * BS)) {
+					fprintf(stderr, "op %d: LBA %llu deallocated but not zeros\n", op,
+						(unsigned long long)b);
+					fail();
+				}
+			lba = (uint32_t)(start + cnt);
+		}
+	}
+}
+
+static uint32_t rand_len(uint32_t lba)
+{
+	uint32_t max = NBLK - lba, n;
+	switch (rnd() % 4) {
+	case 0: n = 1 + (uint32_t)(rnd() % 7); break;       /* inside a granule */
+	case 1: n = 1 + (uint32_t)(rnd() % 40); break;      /* a few granules */
+	case 2: n = 1 + (uint32_t)(rnd() % 300); break;     /* across an extent edge */
+	default: n = 1 + (uint32_t)(rnd() % 1500); break;   /* several extents */
+	}
+	return n < max ? n : max;
+}
+
+static void test_lbp_property(void **state)
+{
+	(void)state;
+	const char *tmp = getenv("VAAID_TEST_TMP");
+	char path[512], err[256];
+	snprintf(path, sizeof(path), "%s/lbp_property.%d.pool", tmp ? tmp : "/tmp", (int)getpid());
+	unlink(path);
+	struct simhost *h;
+	struct vpool_params prm = {.extent_size = 64u << 10};
+	assert_int_equal(simhost_create_pool(path, 32u << 20, &prm, SIMHOST_IO_URING, 0, &h, err,
+					     sizeof(err)), 0);
+	assert_int_equal(simhost_volume_create(h, "v", NBLK * BS, BS), 0);
+	assert_int_equal(simhost_attach(h, "v", 0), 0);
+	memset(model, 0, sizeof(model));
+	unsigned counts[4] = {0};
+	for (int op = 0; op < OPS; op++) {
+		uint32_t lba = (uint32_t)(rnd() % NBLK);
+		uint32_t n = rand_len(lba);
+		unsigned kind = (unsigned)(rnd() % 4);
+		counts[kind]++;
+		switch (kind) {
+		case 0: do_write(h, lba, n); break;
+		case 1: do_unmap(h, lba, n); break;
+		case 2: do_write_same_zero(h, lba, n, true); break;
+		default: do_write_same_zero(h, lba, n, false); break;
+		}
+		check_all(h, op);
+	}
+	assert_int_equal(simhost_reopen(h), 0);
+	check_all(h, OPS);
+	assert_int_equal(simhost_verify(h, stderr), 0);
+	assert_int_equal(simhost_close(h), 0);
+	unlink(path);
+	printf("lbp property: %d ops (write %u, unmap %u, write same unmap %u, write same %u)\n",
+	       OPS, counts[0], counts[1], counts[2], counts[3]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lbp_property),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

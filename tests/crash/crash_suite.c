@@ -7,7 +7,10 @@
  * pool (allocating writes, overwrites, partial-granule writes, 512-byte and
  * 4096-byte volumes, deallocations that free extents for reuse by other
  * volumes, an over-committed pool that answers DATA PROTECT, a journal small
- * enough to wrap and force checkpoints, clean reopens). Before each crash
+ * enough to wrap and force checkpoints, clean reopens) and, through the ring,
+ * UNMAP, WRITE SAME(16) of a zero block (UNMAP bit or not) and COMPARE AND
+ * WRITE of one block (its verify data built from the model, so it must
+ * succeed, and an acknowledged CAW must survive like any write). Before each crash
  * point the device is armed to lose power at a random write/flush; when it
  * fires, every write not yet durable is dropped, applied or torn at 512-byte
  * sectors, and the pool is recovered (checkpoint + journal replay).
@@ -59,9 +62,11 @@ struct inflight {
 	bool used;
 	uint64_t tag;
 	int vol;
-	uint64_t s0, ns; /* sectors */
-	uint32_t id;
+	uint64_t s0, ns; /* sectors the command changes (UNMAP: whole granules only) */
+	uint32_t id;     /* 0: a zeroing command (UNMAP, WRITE SAME zero) */
+	uint8_t kind;    /* K_WRITE, K_ZERO, K_CAW */
 };
+enum { K_WRITE, K_ZERO, K_CAW };
 
 struct suite {
 	uint64_t seed, rng;
@@ -76,6 +81,7 @@ struct suite {
 	uint32_t next_id;
 	unsigned point;
 	uint64_t writes_acked, writes_nospc, deallocs, reopens, sectors_checked, torn_seen;
+	uint64_t zeroes_acked, caws_acked;
 };
 
 static void fail(struct suite *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -159,7 +165,14 @@ static void write_done(struct suite *s, struct inflight *f, const struct simhost
 			m->acked[i] = f->id;
 		m->pend[i] = NONE;
 	}
-	good ? s->writes_acked++ : s->writes_nospc++;
+	if (!good)
+		s->writes_nospc++;
+	else if (f->kind == K_ZERO)
+		s->zeroes_acked++;
+	else if (f->kind == K_CAW)
+		s->caws_acked++;
+	else
+		s->writes_acked++;
 	f->used = false;
 	s->nq--;
 }
@@ -255,6 +268,105 @@ static void submit_write(struct suite *s)
 	s->nq++;
 	for (uint64_t i = s0; i < s0 + ns; i++)
 		m->pend[i] = id;
+}
+
+/* Queue one command changing sectors [s0, s0+ns) of vol to id (0: zeros). */
+static void track(struct suite *s, int vol, uint64_t tag, uint64_t s0, uint64_t ns, uint32_t id,
+		  uint8_t kind)
+{
+	struct inflight *f = NULL;
+	for (int i = 0; i < QD && !f; i++)
+		if (!s->q[i].used)
+			f = &s->q[i];
+	*f = (struct inflight){.used = true, .tag = tag, .vol = vol, .s0 = s0, .ns = ns, .id = id,
+			       .kind = kind};
+	s->nq++;
+	for (uint64_t i = s0; i < s0 + ns; i++)
+		s->v[vol].pend[i] = id;
+}
+
+/* UNMAP (SBC-4 5.31) or WRITE SAME(16) of a zero block (5.49), UNMAP bit or not. */
+static void submit_zero(struct suite *s)
+{
+	int vol = (int)rnd_below(s, NVOL);
+	struct vmodel *m = &s->v[vol];
+	uint64_t s0, ns;
+	pick_range(s, vol, &s0, &ns);
+	if (overlaps_inflight(s, vol, s0, ns))
+		return;
+	bool unmap_cmd = rnd_below(s, 2);
+	uint64_t lba = s0 * SECT / m->block;
+	uint32_t nb = (uint32_t)(ns * SECT / m->block);
+	uint8_t cdb[16] = {0};
+	uint8_t out[4096] = {0}; /* one zero block (up to 4096 bytes), or the UNMAP list */
+	size_t out_len, cdb_len = 16;
+	uint64_t a = s0, b = s0 + ns;
+	if (unmap_cmd) {
+		/* UNMAP changes whole 4 KiB granules only; partial ones keep their data */
+		uint64_t g_sect = VPOOL_GRANULE / SECT;
+		a = (s0 + g_sect - 1) / g_sect * g_sect;
+		b = (s0 + ns) / g_sect * g_sect;
+		if (b < a)
+			b = a;
+		cdb[0] = 0x42;
+		cdb[8] = 24;
+		cdb_len = 10;
+		out[1] = 22;
+		out[3] = 16;
+		for (int i = 0; i < 8; i++)
+			out[8 + i] = (uint8_t)(lba >> (56 - 8 * i));
+		for (int i = 0; i < 4; i++)
+			out[16 + i] = (uint8_t)(nb >> (24 - 8 * i));
+		out_len = 24;
+	} else {
+		cdb16(cdb, 0x93, lba, nb);
+		if (rnd_below(s, 2))
+			cdb[1] |= 0x08; /* UNMAP bit */
+		out_len = m->block;
+	}
+	uint64_t tag;
+	int rc = simhost_submit(s->h, vol, cdb, cdb_len, out, out_len, 0, &tag);
+	if (rc == -EAGAIN) {
+		reap(s, 100);
+		return;
+	}
+	if (rc < 0)
+		fail(s, "submit: %s", strerror(-rc));
+	track(s, vol, tag, a, b - a, 0, K_ZERO);
+}
+
+/* COMPARE AND WRITE (SBC-4 5.3) of one block whose current data the model knows. */
+static void submit_caw(struct suite *s)
+{
+	int vol = (int)rnd_below(s, NVOL);
+	struct vmodel *m = &s->v[vol];
+	uint64_t per_block = m->block / SECT;
+	uint64_t lba = rnd_below(s, m->nsect / per_block), s0 = lba * per_block;
+	if (overlaps_inflight(s, vol, s0, per_block))
+		return;
+	uint32_t id = s->next_id++;
+	uint8_t *buf = calloc(2, m->block);
+	if (!buf)
+		fail(s, "out of memory");
+	for (uint64_t i = 0; i < per_block; i++) {
+		if (m->acked[s0 + i])
+			fill_sector(buf + i * SECT, m->acked[s0 + i], vol, s0 + i);
+		fill_sector(buf + m->block + i * SECT, id, vol, s0 + i);
+	}
+	uint8_t cdb[16] = {0x89};
+	for (int i = 0; i < 8; i++)
+		cdb[2 + i] = (uint8_t)(lba >> (56 - 8 * i));
+	cdb[13] = 1;
+	uint64_t tag;
+	int rc = simhost_submit(s->h, vol, cdb, 16, buf, 2 * m->block, 0, &tag);
+	free(buf);
+	if (rc == -EAGAIN) {
+		reap(s, 100);
+		return;
+	}
+	if (rc < 0)
+		fail(s, "submit: %s", strerror(-rc));
+	track(s, vol, tag, s0, per_block, id, K_CAW);
 }
 
 /* Deallocate a range through the pool (synchronous); in flight meanwhile as "may be zero". */
@@ -438,8 +550,12 @@ static void one_point(struct suite *s)
 		unsigned what = (unsigned)rnd_below(s, 100);
 		if (s->nq >= QD || what < 30)
 			reap(s, s->nq >= QD ? 50 : 0);
-		else if (what < 92)
+		else if (what < 82)
 			submit_write(s);
+		else if (what < 88)
+			submit_zero(s);
+		else if (what < 92)
+			submit_caw(s);
 		else if (what < 99)
 			deallocate(s);
 		else if (s->nq == 0)
@@ -493,11 +609,13 @@ int main(int argc, char **argv)
 	printf("crash_suite: %u crash points passed (seed %" PRIu64 "): %" PRIu64
 	       " writes acknowledged, %" PRIu64 " refused for space, %" PRIu64
 	       " deallocations, %" PRIu64 " clean reopens, %" PRIu64
-	       " sectors checked, %" PRIu64 " sectors found holding unacknowledged data\n",
+	       " sectors checked, %" PRIu64 " sectors found holding unacknowledged data; %" PRIu64
+	       " UNMAP/WRITE SAME zero and %" PRIu64 " COMPARE AND WRITE acknowledged\n",
 	       s.points, s.seed, s.writes_acked, s.writes_nospc, s.deallocs, s.reopens,
-	       s.sectors_checked, s.torn_seen);
+	       s.sectors_checked, s.torn_seen, s.zeroes_acked, s.caws_acked);
 	/* The workload must have exercised what it claims to (a suite that cannot fail is no test). */
-	if (s.points >= 100 && (!s.writes_nospc || !s.deallocs || !s.reopens || !s.torn_seen))
+	if (s.points >= 100 && (!s.writes_nospc || !s.deallocs || !s.reopens || !s.torn_seen ||
+				!s.zeroes_acked || !s.caws_acked))
 		fail(&s, "the workload did not exercise out-of-space, deallocation, clean reopens "
 			 "and unacknowledged data all at once; widen it");
 	for (int i = 0; i < NVOL; i++) {

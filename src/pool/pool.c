@@ -261,6 +261,17 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 
 int vpool_open(struct vblk *dev, struct vpool **out) { return vpool_open_ex(dev, 0, out, NULL); }
 
+/* Control path: run the reactor until no checkpoint is running. */
+static int wait_ckpt_done(struct vpool *p)
+{
+	while (pool_ckpt_busy(p)) {
+		int rc = vreactor_run_once(p->r, -1);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int wait_idle(struct vpool *p)
 {
 	while (p->inflight || pool_ckpt_busy(p) || (p->j && !vjournal_idle(p->j))) {
@@ -324,11 +335,9 @@ int vpool_grow(struct vpool *p, uint64_t new_size)
 		return rc;
 	/* A checkpoint already running serialized the old geometry but would write the
 	 * superblock from p->sb: let it finish first. */
-	while (pool_ckpt_busy(p)) {
-		rc = vreactor_run_once(p->r, -1);
-		if (rc < 0)
-			return rc;
-	}
+	rc = wait_ckpt_done(p);
+	if (rc < 0)
+		return rc;
 	struct vsb saved = p->sb;
 	p->n_ext = n_new;
 	p->sb.n_extents = n_new;
@@ -475,11 +484,9 @@ int vpool_volume_create(struct vpool *p, const char *name, uint64_t size, uint32
 static int log_sync(struct vpool *p, int (*logfn)(struct vpool *, struct vvol *, uint64_t),
 		    struct vvol *v, uint64_t arg)
 {
-	while (pool_ckpt_busy(p)) { /* a checkpoint may be walking the map we change */
-		int rc = vreactor_run_once(p->r, -1);
-		if (rc < 0)
-			return rc;
-	}
+	int wrc = wait_ckpt_done(p); /* a checkpoint may be walking the map we change */
+	if (wrc < 0)
+		return wrc;
 	while (!vjournal_can_append(p->j, 64)) {
 		if (vjournal_failed(p->j))
 			return -EIO;

@@ -37,3 +37,34 @@ stop_vaaid() {
 
 # remove every LIO object the tests made (LUN links, targets, backstores)
 lio_clear() { "$VMDIR/lio-clear.sh"; }
+
+# lone_lun NAME POOL SIZE_BYTES WWN_BASE: a user:vaai backstore NAME on POOL/NAME
+# (hw_max_sectors 8192, cmd_time_out 120), exported as LUN 0 of its own tcm_loop
+# target naa.<WWN_BASE>1 (nexus naa.<WWN_BASE>2); waits for its disk, takes the
+# first unit attention and prints "/dev/sgX /dev/sdY". For tests that run on a LUN
+# of their own (the only VAAID disk: run-all clears LIO before each test).
+lone_lun() {
+	local name=$1 pool=$2 size=$3 wwn=$4 d=$C/core/user_1/$1 tl sg="" sd="" dev
+	mkdir -p "$d"
+	echo -n "dev_config=vaai/$pool/$name" > "$d/control"
+	echo -n "dev_size=$size" > "$d/control"
+	echo -n "hw_max_sectors=8192" > "$d/control"
+	echo 1 > "$d/enable" || die "enable $name"
+	echo 120 > "$d/attrib/cmd_time_out" 2>/dev/null || true
+	tl=$C/loopback/naa.${wwn}1/tpgt_1
+	mkdir -p "$tl/lun/lun_0"
+	echo -n "naa.${wwn}2" > "$tl/nexus"
+	ln -s "$d" "$tl/lun/lun_0/$name"
+	for _ in $(seq 1 100); do
+		for dev in /sys/bus/scsi/devices/*; do
+			[ "$(cat "$dev/vendor" 2>/dev/null | tr -d ' ')" = VAAID ] || continue
+			sg=/dev/$(ls "$dev/scsi_generic" 2>/dev/null); sd=/dev/$(ls "$dev/block" 2>/dev/null)
+		done
+		[ "$sg" != /dev/ ] && [ "$sd" != /dev/ ] && [ -n "$sg" ] && break
+		sleep 0.2
+	done
+	[ -n "$sg" ] && [ "$sg" != /dev/ ] && [ "$sd" != /dev/ ] || die "$name did not appear"
+	sg_turs "$sg" >/dev/null 2>&1 || true
+	sg_turs "$sg" >/dev/null 2>&1 || die "TEST UNIT READY fails on $name"
+	echo "$sg $sd"
+}

@@ -7,30 +7,9 @@
 # tests' volumes keep their 2 GiB.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-HBA=$C/core/user_1
-d=$HBA/grow0
-mkdir -p "$HBA" "$d"
-echo -n "dev_config=vaai/default/grow0" > "$d/control"
-echo -n "dev_size=$((64 << 20))" > "$d/control"
-echo -n "hw_max_sectors=8192" > "$d/control"
-echo 1 > "$d/enable" || die "enable grow0"
-echo 120 > "$d/attrib/cmd_time_out" 2>/dev/null || true
-TL=$C/loopback/naa.50014050aa1d0201/tpgt_1
-mkdir -p "$TL/lun/lun_0"
-echo -n naa.50014050aa1d0202 > "$TL/nexus"
-ln -s "$d" "$TL/lun/lun_0/grow0"
-sg=""
-for _ in $(seq 1 100); do
-	for dev in /sys/bus/scsi/devices/*; do
-		[ "$(cat "$dev/vendor" 2>/dev/null | tr -d ' ')" = VAAID ] || continue
-		sg=/dev/$(ls "$dev/scsi_generic" 2>/dev/null) && break
-	done
-	[ -n "$sg" ] && [ "$sg" != /dev/ ] && break
-	sleep 0.2
-done
-[ -n "$sg" ] && [ "$sg" != /dev/ ] || die "grow0 did not appear"
-sg_turs "$sg" >/dev/null 2>&1 || true
-sg_turs "$sg" >/dev/null 2>&1 || die "TEST UNIT READY fails on grow0"
+d=$C/core/user_1/grow0
+read -r sg _ < <(lone_lun grow0 default $((64 << 20)) 50014050aa1d020)
+[ -n "$sg" ] || die "grow0 did not appear"
 cap() { sg_readcap -l "$sg" | sed -n 's/.*Number of logical blocks=\([0-9]*\).*/\1/p'; }
 [ "$(cap)" = 131072 ] || die "grow0 capacity $(cap), expected 131072 blocks"
 pat=$(mktemp); back=$(mktemp); trap 'rm -f "$pat" "$back"' EXIT

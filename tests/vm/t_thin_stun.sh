@@ -13,30 +13,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$VAAICTL" pool create small "$STATE/small.pool" 64M >/dev/null || die "vaaictl pool create small"
-HBA=$C/core/user_1
-d=$HBA/thin0
-mkdir -p "$HBA" "$d"
-echo -n "dev_config=vaai/small/thin0" > "$d/control"
-echo -n "dev_size=$((256 << 20))" > "$d/control"
-echo -n "hw_max_sectors=8192" > "$d/control"
-echo 1 > "$d/enable" || die "enable thin0"
-echo 120 > "$d/attrib/cmd_time_out" 2>/dev/null || true
-TL=$C/loopback/naa.50014050aa1d0301/tpgt_1
-mkdir -p "$TL/lun/lun_0"
-echo -n naa.50014050aa1d0302 > "$TL/nexus"
-ln -s "$d" "$TL/lun/lun_0/thin0"
-sg="" sd=""
-for _ in $(seq 1 100); do
-	for dev in /sys/bus/scsi/devices/*; do
-		[ "$(cat "$dev/vendor" 2>/dev/null | tr -d ' ')" = VAAID ] || continue
-		sg=/dev/$(ls "$dev/scsi_generic" 2>/dev/null); sd=/dev/$(ls "$dev/block" 2>/dev/null)
-	done
-	[ "$sg" != /dev/ ] && [ "$sd" != /dev/ ] && [ -n "$sg" ] && break
-	sleep 0.2
-done
-[ -n "$sg" ] && [ "$sg" != /dev/ ] || die "thin0 did not appear"
-sg_turs "$sg" >/dev/null 2>&1 || true
-sg_turs "$sg" >/dev/null 2>&1 || die "TEST UNIT READY fails on thin0"
+read -r sg sd < <(lone_lun thin0 small $((256 << 20)) 50014050aa1d030)
+[ -n "$sg" ] && [ -n "$sd" ] || die "thin0 did not appear"
 tur() { sg_raw -v "$sg" 00 00 00 00 00 00 2>&1 || true; }
 wr() { # wr MIB_OFFSET MIBS: direct writes of 1 MiB blocks through sg (sense kept in $out)
 	sg_dd if=/dev/urandom of="$sg" bs=512 bpt=2048 seek=$(($1 * 2048)) count=$(($2 * 2048)) \

@@ -1,0 +1,97 @@
+#!/bin/bash
+# tests/vm/systemd-reboot.sh before|after — runs in a guest booted with
+# systemd as PID 1 (VAAID_VM_INIT=systemd, scripts/vm/guest-systemd-boot:
+# vaaid installed and enabled as the unit tools/dist/vaaid.service), driven
+# by tests/host/systemd_reboot.sh, which boots the same disks twice.
+#   before: vaaid.service enabled and active, ordered before and required by
+#           rtslib-fb-targetctl.service (Debian's unit that restores the saved
+#           targetcli configuration at boot); a user:vaai backstore created
+#           with targetcli and exported through tcm_loop and iSCSI; 8 MiB of
+#           random data written; targetcli saveconfig. The run then ends with
+#           a clean systemd poweroff (targetctl clear, then vaaid's SIGTERM).
+#   after:  (the next boot) the previous shutdown stopped vaaid cleanly;
+#           vaaid was active before targetctl restore started; the saved LUN
+#           is back through tcm_loop with its data, the iSCSI portal answers,
+#           vaaictl lists the volume.
+# The journal of each boot is copied to /out/systemd-<phase>.journal.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+PHASE=${1:?usage: systemd-reboot.sh before|after}
+SUM=/root/systemd-reboot.sha256
+IQN=iqn.2026-11.org.vaaid:sysd
+LOOP=naa.50014050aa1d0101
+trap 'journalctl -b --no-pager >/out/systemd-$PHASE.journal 2>&1 || true' EXIT
+
+[ "$(cat /proc/1/comm)" = systemd ] || die "PID 1 is $(cat /proc/1/comm), not systemd"
+prop() { systemctl show -p "$2" --value "$1"; }
+
+vaai_disk() { # /dev/sdX of the only tcm_loop LUN whose vendor is VAAID (waits up to 30 s)
+	local d t
+	for t in $(seq 1 150); do
+		for d in /sys/bus/scsi/devices/*; do
+			[ "$(tr -d ' ' <"$d/vendor" 2>/dev/null)" = VAAID ] || continue
+			[ -d "$d/block" ] || continue
+			echo "/dev/$(ls "$d/block" | head -1)"
+			return 0
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+case "$PHASE" in
+before)
+	[ "$(systemctl is-enabled vaaid.service)" = enabled ] || die "vaaid.service is not enabled"
+	[ "$(systemctl is-active vaaid.service)" = active ] || die "vaaid.service is not active: $(systemctl status vaaid.service --no-pager 2>&1 | tail -5)"
+	[ "$(systemctl is-enabled rtslib-fb-targetctl.service)" = enabled ] || die "rtslib-fb-targetctl.service is not enabled (Debian enables it)"
+	case " $(prop vaaid.service Before) " in *" rtslib-fb-targetctl.service "*) ;; *) die "vaaid.service is not ordered before rtslib-fb-targetctl.service" ;; esac
+	case " $(prop rtslib-fb-targetctl.service Requires) " in *" vaaid.service "*) ;; *) die "rtslib-fb-targetctl.service does not require vaaid.service" ;; esac
+	# a persistent journal, so that the next boot can read how this one stopped
+	mkdir -p /var/log/journal
+	systemd-tmpfiles --create --prefix /var/log/journal >/dev/null 2>&1 || true
+	journalctl --flush >/dev/null 2>&1 || true
+
+	log "targetcli: user:vaai backstore, tcm_loop and iSCSI exports"
+	targetcli /backstores/user:vaai create name=sysd0 size=64M cfgstring=default/sysd0 >/dev/null ||
+		die "targetcli create user:vaai failed"
+	targetcli /loopback create $LOOP >/dev/null || die "targetcli /loopback create"
+	targetcli /loopback/$LOOP/luns create /backstores/user:vaai/sysd0 >/dev/null || die "loopback lun"
+	targetcli /iscsi create $IQN >/dev/null || die "targetcli /iscsi create"
+	targetcli /iscsi/$IQN/tpg1/luns create /backstores/user:vaai/sysd0 >/dev/null || die "iscsi lun"
+	targetcli /iscsi/$IQN/tpg1 set attribute authentication=0 generate_node_acls=1 demo_mode_write_protect=0 >/dev/null ||
+		die "iscsi tpg attributes"
+	dev=$(vaai_disk) || die "the user:vaai LUN did not appear as a disk"
+	sg_turs "$dev" >/dev/null 2>&1 || true
+	pat=$(mktemp); trap 'rm -f "$pat"; journalctl -b --no-pager >/out/systemd-$PHASE.journal 2>&1 || true' EXIT
+	head -c 8388608 /dev/urandom >"$pat"
+	dd if="$pat" of="$dev" bs=1M oflag=direct status=none || die "write to $dev"
+	sha256sum <"$pat" | cut -d' ' -f1 >"$SUM"
+	targetcli saveconfig >/dev/null || die "targetcli saveconfig"
+	[ -s /etc/rtslib-fb-target/saveconfig.json ] || die "no /etc/rtslib-fb-target/saveconfig.json"
+	grep -q '"plugin": "user"' /etc/rtslib-fb-target/saveconfig.json || die "saveconfig.json has no user backstore"
+	sync
+	log "before: LUN created and saved, 8 MiB written; powering off through systemd"
+	;;
+after)
+	[ -s "$SUM" ] || die "no $SUM: the first boot did not run (or its root disk was not kept)"
+	# how the first boot stopped (persistent journal of boot -1)
+	prev=$(journalctl -b -1 -u vaaid.service --no-pager 2>/dev/null || true)
+	case "$prev" in *"vaaid stopped"*) ;; *) die "previous boot: vaaid did not log a clean stop: $(echo "$prev" | tail -5)" ;; esac
+	case "$prev" in *"Failed with result"*|*"SIGKILL"*) die "previous boot: vaaid.service failed or was killed: $(echo "$prev" | tail -5)" ;; esac
+	[ "$(systemctl is-active vaaid.service)" = active ] || die "vaaid.service is not active after the reboot"
+	[ "$(systemctl is-active rtslib-fb-targetctl.service)" = active ] ||
+		die "rtslib-fb-targetctl.service failed: $(journalctl -b -u rtslib-fb-targetctl.service --no-pager | tail -5)"
+	up=$(prop vaaid.service ActiveEnterTimestampMonotonic)
+	restore=$(prop rtslib-fb-targetctl.service ExecMainStartTimestampMonotonic)
+	[ "$up" -gt 0 ] && [ "$restore" -gt 0 ] || die "no start timestamps (vaaid $up, targetctl $restore)"
+	[ "$up" -le "$restore" ] || die "targetctl restore started ($restore us) before vaaid was up ($up us)"
+	dev=$(vaai_disk) || die "the saved user:vaai LUN did not come back after the reboot"
+	sg_turs "$dev" >/dev/null 2>&1 || true
+	got=$(dd if="$dev" bs=1M count=8 iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	[ "$got" = "$(cat "$SUM")" ] || die "data differs after the reboot"
+	iscsi-inq "iscsi://127.0.0.1/$IQN/0" >/dev/null 2>&1 || die "the restored iSCSI target does not answer"
+	vaaictl volume list | grep -q 'sysd0' || die "vaaictl volume list has no sysd0"
+	log "after: vaaid up before targetctl restore; LUN, data and iSCSI portal back after the reboot"
+	;;
+*) die "unknown phase '$PHASE' (before|after)" ;;
+esac

@@ -7,6 +7,7 @@
 #  - "stun": a write that needs space the pool does not have gets DATA PROTECT
 #    27h/07h (SPACE ALLOCATION FAILED WRITE PROTECT), while reads and overwrites of
 #    written blocks keep working;
+#  - dd through the sd driver gets ENOSPC while the pool is full, and not after;
 #  - "resume": the host's UNMAP (blkdiscard) gives the space back and the same
 #    write succeeds, without restarting anything; full again, `vaaictl pool grow`
 #    (online) makes the refused write succeed too.
@@ -46,6 +47,11 @@ out=$(wr 48 11) || die "filling the pool failed: $out"
 rc=0; out=$(wr 100 1) || rc=$?
 [ $rc -ne 0 ] || die "a write past the pool's space succeeded"
 grep -qi "space allocation failed write protect" <<<"$out" || die "not 27h/07h: $out"
+# an application writing through the Linux sd driver sees ENOSPC (the block layer
+# maps 27h/07h to BLK_STS_NOSPC)
+ddw() { dd if=/dev/urandom of="$sd" bs=1M seek="$1" count=1 oflag=direct 2>&1; }
+rc=0; out=$(ddw 101) || rc=$?
+[ $rc -ne 0 ] && grep -qi "no space left on device" <<<"$out" || die "dd into new space on a full pool: not ENOSPC: $out"
 # what needs no space keeps working: read, overwrite of written blocks
 sg_dd if="$sg" of=/dev/null bs=512 bpt=2048 count=20480 >/dev/null 2>&1 || die "read while out of space"
 out=$(wr 10 2) || die "overwrite while out of space failed: $out"
@@ -57,8 +63,9 @@ blkdiscard -o $((20 << 20)) -l $((20 << 20)) "$sd" || die "blkdiscard failed"
 out=$(wr 100 1) || die "the write still fails after UNMAP: $out"
 logs=$(sg_logs -p 0xc "$sg")
 grep -qi "used LBA mapping threshold resource count: 40" <<<"$logs" || die "log page after UNMAP: $logs"
-# stunned again (fill the 19 free extents), then resume by growing the pool online
-out=$(wr 130 19) || die "refilling the pool failed: $out"
+out=$(ddw 101) || die "dd still gets an error after UNMAP: $out"
+# stunned again (fill the 18 free extents), then resume by growing the pool online
+out=$(wr 130 18) || die "refilling the pool failed: $out"
 rc=0; out=$(wr 160 1) || rc=$?
 [ $rc -ne 0 ] && grep -qi "space allocation failed write protect" <<<"$out" || die "not refused when full again: $out"
 "$VAAICTL" pool grow small 96M >/dev/null || die "vaaictl pool grow small 96M failed"
@@ -66,4 +73,4 @@ out=$(wr 160 1) || die "the write still fails after vaaictl pool grow: $out"
 logs=$(sg_logs -p 0xc "$sg")
 grep -qi "available LBA mapping threshold resource count: 31" <<<"$logs" || die "log page after grow: $logs"
 grep -qi "used LBA mapping threshold resource count: 60" <<<"$logs" || die "log page after grow: $logs"
-log "thin ok: threshold UA once, 27h/07h when full, reads/overwrites kept, resume after UNMAP and after pool grow"
+log "thin ok: threshold UA once, 27h/07h (dd: ENOSPC) when full, reads/overwrites kept, resume after UNMAP and after pool grow"

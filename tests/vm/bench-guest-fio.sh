@@ -17,20 +17,6 @@ AREA=1G
 C=/sys/kernel/config/target
 LOOP=$C/loopback/naa.50014050aa1d0001/tpgt_1
 
-sd_of_lun() { # sd_of_lun N: /dev/sdX of tcm_loop LUN N
-	local h d
-	for h in /sys/class/scsi_host/host*; do
-		[ "$(cat "$h/proc_name")" = tcm_loopback ] || continue
-		for _ in $(seq 1 100); do
-			for d in /sys/bus/scsi/devices/${h##*/host}:*:*:"$1"/block/*; do
-				[ -e "$d" ] && { echo "/dev/${d##*/}"; return 0; }
-			done
-			sleep 0.2
-		done
-	done
-	return 1
-}
-
 iops() { # iops DEV RW: print the IOPS fio measured
 	local out
 	out=$(fio --name=b --filename="$1" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k \

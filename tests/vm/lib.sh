@@ -68,3 +68,17 @@ lone_lun() {
 	sg_turs "$sg" >/dev/null 2>&1 || die "TEST UNIT READY fails on $name"
 	echo "$sg $sd"
 }
+
+sd_of_lun() { # sd_of_lun N: /dev/sdX of tcm_loop LUN N (waits up to 20 s)
+	local h d
+	for h in /sys/class/scsi_host/host*; do
+		[ "$(cat "$h/proc_name")" = tcm_loopback ] || continue
+		for _ in $(seq 1 100); do
+			for d in /sys/bus/scsi/devices/${h##*/host}:*:*:"$1"/block/*; do
+				[ -e "$d" ] && { echo "/dev/${d##*/}"; return 0; }
+			done
+			sleep 0.2
+		done
+	done
+	return 1
+}

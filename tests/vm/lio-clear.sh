@@ -1,5 +1,6 @@
 #!/bin/bash
-# Remove every LIO object (LUN links, targets, backstores) in dependency order.
+# Remove every LIO object (LUN links, targets, user and fileio backstores) in
+# dependency order.
 # Volumes in vaaid's pools are kept: deleting a backstore never deletes data.
 C=/sys/kernel/config/target
 
@@ -18,8 +19,8 @@ done
 for w in $C/loopback/* $C/iscsi/*; do
 	case "$w" in */naa.*|*/iqn.*) rmdir "$w" 2>/dev/null || true ;; esac
 done
-for d in $C/core/user_*/*; do
+for d in $C/core/user_*/* $C/core/fileio_*/*; do
 	[ -d "$d" ] && [ -f "$d/enable" ] && rmdir "$d"
 done
-for h in $C/core/user_*; do [ -d "$h" ] && rmdir "$h" 2>/dev/null; done
+for h in $C/core/user_* $C/core/fileio_*; do [ -d "$h" ] && rmdir "$h" 2>/dev/null; done
 exit 0

@@ -13,7 +13,9 @@
 # see ../shared/vm-notes.md). vaaid must already be running: linking a LUN
 # to tcm_loop scans it synchronously. hw_max_sectors is raised to 8192
 # (4 MiB at 512-byte blocks; LIO's default 128 is a 64 KiB I/O limit) and
-# cmd_time_out to 120 s (TCG emulation is slow).
+# cmd_time_out to 120 s (TCG emulation is slow). Environment (optional):
+# HW_MAX_SECTORS (default 8192) and MAX_DATA_AREA_MB (default 64) for new
+# backstores.
 set -euo pipefail
 exec 3>&1 1>&2
 
@@ -48,8 +50,8 @@ for ((i = 0; i < N; i++)); do
 		echo -n "dev_config=vaai/default/vol$i" > "$d/control"
 		echo -n "dev_size=$BYTES" > "$d/control"
 		echo -n "hw_block_size=$BLOCK" > "$d/control"
-		echo -n "hw_max_sectors=8192" > "$d/control"
-		echo -n "max_data_area_mb=64" > "$d/control"
+		echo -n "hw_max_sectors=${HW_MAX_SECTORS:-8192}" > "$d/control"
+		echo -n "max_data_area_mb=${MAX_DATA_AREA_MB:-64}" > "$d/control"
 		if ! echo 1 > "$d/enable" 2>/dev/null; then
 			echo "setup-luns: enabling vol$i was refused; vaaid says:" >&2
 			tail -n 3 "${OUT:-/out}/vaaid.log" >&2 2>/dev/null || true

@@ -11,7 +11,10 @@ SCSI.Write16 SCSI.Verify10 SCSI.Verify16 SCSI.WriteVerify10 SCSI.WriteVerify16 S
 # LUN_INDEX (default 0): which LUN of setup-luns to test (COPY STATUS data is held
 # per LUN, so a suite that needs a LUN no earlier copy used can have its own)
 LI=${LUN_INDEX:-0}
-mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh $((LI + 1)) 2G)
+# BLOCK (default 512): the LUNs' block size (setup-luns' BLOCK); KNOWN: a file of
+# known conflicts for libiscsi-summary.py (reported as CONFLICT, not failed)
+BLK=${BLOCK:-512}
+mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh $((LI + 1)) 2G "$BLK")
 read -r _ sg _ url <<<"${L[$LI]}"
 [ -n "$url" ] || die "setup-luns failed"
 fail=0
@@ -20,8 +23,9 @@ SKIPS="$OUT/libiscsi-skips-${SKIPS_NAME:-basic}.txt"
 for target in "$sg" "$url"; do
 	kind=sgio; [ "$target" = "$url" ] && kind=iscsi
 	for s in $SUITES; do
-		iscsi-test-cu -V --dataloss --test="$s" "$target" > "$OUT/libiscsi-$kind-$s.log" 2>&1
-		sum=$(python3 "$(dirname "$0")/libiscsi-summary.py" "$kind" < "$OUT/libiscsi-$kind-$s.log")
+		log=$OUT/libiscsi-$kind-$BLK-$s.log
+		iscsi-test-cu -V --dataloss --test="$s" "$target" > "$log" 2>&1
+		sum=$(python3 "$(dirname "$0")/libiscsi-summary.py" "$kind-$BLK" ${KNOWN:+"$KNOWN"} < "$log")
 		rc=$?
 		echo "$sum" | grep -v "passed=" | tee -a "$SKIPS" >&2
 		echo "$sum" | tail -1 >&2

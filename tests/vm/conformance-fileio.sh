@@ -7,7 +7,7 @@
 # For each block size (512, 4096): a 2 GiB sparse file on the scratch disk as
 # a fileio backstore with thin provisioning emulation on (emulate_tpu=1,
 # emulate_tpws=1: UNMAP and WRITE SAME with UNMAP punch holes), write cache
-# off, exported as LUN 0 of a tcm_loop target and of the iSCSI target
+# off, a unit serial (as targetcli sets), exported as LUN 0 of a tcm_loop target and of the iSCSI target
 # iqn.2026-11.org.vaaid:fileio (demo mode); every suite over SG_IO and over
 # iSCSI. Prints libiscsi-summary.py's lines (label fileio-KIND-BLOCK); the
 # logs go to /out/libiscsi-fileio-*.log.
@@ -29,6 +29,9 @@ for blk in 512 4096; do
 	echo "$blk" >"$d/attrib/block_size"
 	{ echo 0 >"$d/attrib/emulate_write_cache"; } 2>/dev/null || true
 	echo 1 >"$d/attrib/emulate_tpu"; echo 1 >"$d/attrib/emulate_tpws"
+	# a unit serial, as targetcli sets one (LIO's VPD 83h NAA designator, which
+	# EXTENDED COPY uses to name the LUN)
+	cat /proc/sys/kernel/random/uuid >"$d/wwn/vpd_unit_serial"
 	{ echo 1 >"$d/attrib/emulate_3pc"; } 2>/dev/null || true
 	{ echo 8192 >"$d/attrib/hw_max_sectors"; } 2>/dev/null || true # read-only for fileio
 	mkdir -p "$LOOP/lun/lun_0" "$IT/lun/lun_0" "$IT/np/0.0.0.0:3260"

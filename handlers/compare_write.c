@@ -24,17 +24,26 @@
 #include "vaaid/pool.h"
 
 struct caw_ctx {
+	struct vpool_ctx link; /* first: tracked on the pool (freed if abandoned) */
 	struct scsi_cmd *cmd;
 	uint8_t *buf; /* verify instance, then write instance */
 	struct iovec wiov;
 	uint64_t miscompare_at;
 };
 
+static void caw_discard(struct vpool_ctx *link)
+{
+	struct caw_ctx *c = (struct caw_ctx *)link;
+	free(c->buf);
+	free(c);
+}
+
 static void caw_done(void *arg, int res)
 {
 	struct caw_ctx *c = arg;
 	struct scsi_cmd *cmd = c->cmd;
 	uint64_t at = c->miscompare_at;
+	handler_ctx_untrack(cmd, &c->link);
 	free(c->buf);
 	free(c);
 	if (res == -EILSEQ) {
@@ -90,9 +99,11 @@ void handler_compare_and_write(struct scsi_cmd *cmd)
 	c->cmd = cmd;
 	c->buf = buf;
 	c->wiov = (struct iovec){.iov_base = buf + bytes, .iov_len = bytes};
+	handler_ctx_track(cmd, &c->link, caw_discard);
 	int rc = vvol_compare_write(cmd->lun->vol, lba * bs, bytes, buf, &c->wiov, 1,
 				    &c->miscompare_at, caw_done, c);
 	if (rc < 0) {
+		handler_ctx_untrack(cmd, &c->link);
 		free(buf);
 		free(c);
 		handler_complete_pool_result(cmd, rc, true);

@@ -2,6 +2,7 @@
 #include <errno.h>
 
 #include "handler_util.h"
+#include "vaaid/pool.h"
 
 static bool has_protect_field(uint8_t op)
 {
@@ -68,4 +69,15 @@ void handler_complete_pool_result(struct scsi_cmd *cmd, int res, bool write)
 		scsi_complete_sense(cmd, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
 		break;
 	}
+}
+
+void handler_ctx_track(struct scsi_cmd *cmd, struct vpool_ctx *c,
+		       void (*discard)(struct vpool_ctx *c))
+{
+	vpool_ctx_track(vvol_pool(cmd->lun->vol), c, discard);
+}
+
+void handler_ctx_untrack(struct scsi_cmd *cmd, struct vpool_ctx *c)
+{
+	vpool_ctx_untrack(vvol_pool(cmd->lun->vol), c);
 }

@@ -24,4 +24,15 @@ bool handler_check_data_out(struct scsi_cmd *cmd, uint64_t bytes);
 /* Complete with the sense that matches a pool error (0 -> GOOD). */
 void handler_complete_pool_result(struct scsi_cmd *cmd, int res, bool write);
 
+/*
+ * A handler's per-command context, tracked on the LUN's pool while pool
+ * requests it started are in flight (vpool_ctx_track): a simulated power
+ * loss (vpool_abandon) frees it with discard instead of leaking it. Untrack
+ * before freeing it on the normal path.
+ */
+struct vpool_ctx;
+void handler_ctx_track(struct scsi_cmd *cmd, struct vpool_ctx *c,
+		       void (*discard)(struct vpool_ctx *c));
+void handler_ctx_untrack(struct scsi_cmd *cmd, struct vpool_ctx *c);
+
 #endif

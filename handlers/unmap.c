@@ -95,6 +95,7 @@ int unmap_parse(const uint8_t *buf, size_t len, uint64_t nblocks, uint32_t max_d
 }
 
 struct unmap_ctx {
+	struct vpool_ctx link; /* first: tracked on the pool (freed if abandoned) */
 	struct scsi_cmd *cmd;
 	struct unmap_extent *ext;
 	size_t n, next;
@@ -104,10 +105,18 @@ struct unmap_ctx {
 
 static void unmap_issue(struct unmap_ctx *u);
 
+static void unmap_discard(struct vpool_ctx *link)
+{
+	struct unmap_ctx *u = (struct unmap_ctx *)link;
+	free(u->ext);
+	free(u);
+}
+
 static void unmap_finish(struct unmap_ctx *u)
 {
 	struct scsi_cmd *cmd = u->cmd;
 	int err = u->err;
+	handler_ctx_untrack(cmd, &u->link);
 	free(u->ext);
 	free(u);
 	handler_complete_pool_result(cmd, err, true);
@@ -195,5 +204,6 @@ void handler_unmap(struct scsi_cmd *cmd)
 	u->cmd = cmd;
 	u->ext = ext;
 	u->n = n;
+	handler_ctx_track(cmd, &u->link, unmap_discard);
 	unmap_issue(u);
 }

@@ -6,8 +6,11 @@
  *   - zeros (UNMAP bit set or not): the blocks are deallocated, which is
  *     allowed because deallocated blocks read as zeros (LBPRZ=1, SBC-4
  *     4.7.3.5) and is what the arrays ESXi is used to do. Fully covered
- *     4 KiB granules/extents go through vvol_deallocate() -- nothing written,
- *     nothing allocated; the partly covered granule at either end (512-byte
+ *     4 KiB granules/extents go through vvol_zero() -- nothing written,
+ *     nothing allocated, except where an extent shared by EXTENDED COPY is
+ *     only partly covered: deallocating there would change nothing (its
+ *     validity is every sharer's), so the pool writes zeros, redirecting the
+ *     extent. The partly covered granule at either end (512-byte
  *     volumes only) holds its neighbours' data, so zeros are written into
  *     exactly the LBAs of the range there, and only if that granule holds
  *     data at all (a deallocated granule already reads zeros).
@@ -30,6 +33,7 @@
 #define WS_CHUNK (1u << 20)
 
 struct ws_ctx {
+	struct vpool_ctx link; /* first: tracked on the pool (freed if abandoned) */
 	struct scsi_cmd *cmd;
 	unsigned pending;
 	int err;
@@ -39,12 +43,21 @@ struct ws_ctx {
 	unsigned nziov;
 };
 
+static void ws_discard(struct vpool_ctx *link)
+{
+	struct ws_ctx *w = (struct ws_ctx *)link;
+	free(w->buf);
+	free(w->iov);
+	free(w);
+}
+
 static void ws_put(struct ws_ctx *w)
 {
 	if (--w->pending)
 		return;
 	struct scsi_cmd *cmd = w->cmd;
 	int err = w->err;
+	handler_ctx_untrack(cmd, &w->link);
 	free(w->buf);
 	free(w->iov);
 	free(w);
@@ -117,7 +130,7 @@ static void ws_zero(struct ws_ctx *w, uint64_t off, uint64_t len)
 		ws_zero_partial(w, gb, end - gb);
 	if (ga < gb && !w->err) {
 		w->pending++;
-		ws_started(w, vvol_deallocate(w->cmd->lun->vol, ga, gb - ga, ws_done, w));
+		ws_started(w, vvol_zero(w->cmd->lun->vol, ga, gb - ga, ws_done, w));
 	}
 }
 
@@ -209,6 +222,7 @@ void handler_write_same(struct scsi_cmd *cmd)
 	}
 	w->cmd = cmd;
 	w->pending = 1; /* held until every part is started */
+	handler_ctx_track(cmd, &w->link, ws_discard);
 	uint64_t off = lba * bs, len = (uint64_t)n * bs;
 	if (all_zero(block, bs))
 		ws_zero(w, off, len);

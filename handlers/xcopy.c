@@ -47,6 +47,7 @@ struct xc_seg {
 };
 
 struct xcopy {
+	struct vpool_ctx link; /* first: tracked on the pool (freed if abandoned) */
 	struct scsi_cmd *cmd;
 	struct scsi_copy_status *held; /* NULL: LIST ID USAGE 11b */
 	uint8_t cscd[XCOPY_MAX_CSCD][XC_CSCD_LEN];
@@ -177,10 +178,18 @@ static int xcopy_parse(struct xcopy *x, const uint8_t *b, size_t len, struct xc_
 
 /* ---- execution */
 
-static void xc_free(struct xcopy *x)
+static void xc_discard(struct vpool_ctx *link)
 {
+	struct xcopy *x = (struct xcopy *)link;
 	free(x->buf);
 	free(x);
+}
+
+/* Every xcopy that reaches xc_free was tracked (handler_xcopy, before the first segment). */
+static void xc_free(struct xcopy *x)
+{
+	handler_ctx_untrack(x->cmd, &x->link);
+	xc_discard(&x->link);
 }
 
 static void xc_finish(struct xcopy *x, int res)
@@ -439,6 +448,7 @@ void handler_xcopy(struct scsi_cmd *cmd)
 	 * RECEIVE COPY RESULTS; 11b: none. */
 	if (usage != 3)
 		x->held = xc_hold(cmd->lun, list_id);
+	handler_ctx_track(cmd, &x->link, xc_discard);
 	xc_seg_start(x);
 }
 

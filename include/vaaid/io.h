@@ -98,12 +98,16 @@ int vreactor_cancel(struct vreactor *r, struct vio_op *op);
 
 /* ------------------------------------------------------------ block device */
 #define VBLK_DSYNC 0x1u /* the write is durable when it completes */
+/* Accounting only (no effect on the I/O): the write is pool metadata (journal,
+ * checkpoint, superblock) and is also counted in stats.meta_bytes_written. */
+#define VBLK_META 0x2u
 
 struct vblk;
 
 struct vblk_stats {
 	uint64_t read_ops, write_ops, flush_ops;
 	uint64_t bytes_read, bytes_written;
+	uint64_t meta_bytes_written; /* the part of bytes_written written with VBLK_META */
 };
 
 struct vblk_ops {
@@ -167,6 +171,17 @@ void *vblk_alloc_buf(size_t len); /* VBLK_ALIGN-aligned, zeroed; free with free(
  * problem when the store cannot do 512-byte direct I/O.
  */
 int vblk_uring_open(struct vreactor *r, const char *path, uint64_t create_size, struct vblk **out);
+/*
+ * Benchmarks only (vaai-bench vaai; the daemon never calls it): while skip is
+ * true, vblk_allocate() on this vblk_uring file completes at once with 0 and
+ * no fallocate, as for a block device. The benchmark maps hundreds of GiB of
+ * extents with one 4 KiB write each into a sparse pool file far larger than
+ * the free space of its file system; with the reservation every extent would
+ * take 1 MiB of disk. The cost: a full file system is no longer turned into
+ * -ENOSPC before the data write (writes may then fail with -EIO). Off by
+ * default. -EINVAL if b is not a vblk_uring device.
+ */
+int vblk_uring_bench_skip_reserve(struct vblk *b, bool skip);
 
 /*
  * vblk_crashsim: the durable image starts as the content of path (if it

@@ -56,6 +56,7 @@ struct vpool_stats {
 	uint64_t extent;    /* extent size */
 	uint64_t used;      /* bytes of physical extents in use (referenced, being written, or freed but not yet durable) */
 	uint64_t free;      /* capacity - used */
+	uint64_t sharing_savings; /* bytes sharing saves: sum over extents of (references - 1) x extent */
 	/* internals, for tests and benchmarks */
 	uint64_t journal_commits, journal_records, checkpoints;
 	uint64_t journal_used, journal_size; /* ring bytes since the last checkpoint, ring size */
@@ -68,6 +69,7 @@ struct vvol_info {
 	uint8_t naa[16];      /* NAA-6 designator, chosen at creation */
 	char serial[33];      /* unit serial, chosen at creation */
 	uint64_t mapped;      /* bytes of extents this volume references */
+	uint64_t unshared;    /* of those, bytes of extents no other reference shares (refcount 1) */
 };
 
 /* ---- pool lifecycle (control path: synchronous, runs the device's reactor) */
@@ -93,6 +95,20 @@ int vpool_verify(const struct vpool *p, FILE *f);
 int vpool_close(struct vpool *p);
 /* Free all memory without writing anything (after a simulated crash). */
 void vpool_abandon(struct vpool *p);
+/*
+ * A caller's per-command context (a SCSI handler's state) that lives while
+ * the pool requests it started are in flight. Tracked on the pool, it is
+ * discarded (freed, never completed) by vpool_abandon and vpool_close, like
+ * the pool's own requests: after a simulated power loss their callbacks never
+ * run, and whatever they would have freed would leak. Untrack before freeing
+ * it normally. Reactor thread only.
+ */
+struct vpool_ctx {
+	struct vpool_ctx *prev, *next;
+	void (*discard)(struct vpool_ctx *c);
+};
+void vpool_ctx_track(struct vpool *p, struct vpool_ctx *c, void (*discard)(struct vpool_ctx *c));
+void vpool_ctx_untrack(struct vpool *p, struct vpool_ctx *c);
 /* Write a checkpoint now (synchronous). */
 int vpool_checkpoint(struct vpool *p);
 
@@ -179,6 +195,16 @@ int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *c
  * a caller that needs zeros there must write them).
  */
 int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
+/*
+ * Zero [off, off+len) the way vvol_deallocate does, except that a shared
+ * extent partly covered is not left unchanged: once the deallocation is
+ * durable, its fully covered granules that hold data are written with zeros
+ * (vvol_write: redirect-on-write, so the other sharers keep their data). On
+ * completion every fully covered granule reads as zeros (the WRITE SAME of
+ * zeros); partly covered granules are the caller's. -ENOSPC: the redirect
+ * found no free extent (some of the range may be zeroed already).
+ */
+int vvol_zero(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
 /*
  * Provisioning status at byte off (read-only, synchronous, never fails for a
  * valid range): *mapped is true when the byte reads from stored data (its

@@ -17,6 +17,7 @@
 #ifndef VAAID_TCMU_DEV_H
 #define VAAID_TCMU_DEV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "vaaid/io.h"
 #include "vaaid/scsi.h"
@@ -34,6 +35,13 @@ int tcmu_dev_create(struct vreactor *r, void *map, size_t map_size, int event_fd
 unsigned tcmu_dev_inflight(const struct tcmu_dev *d);
 /* Stop taking new commands (in-flight ones still complete); cancels the poll. */
 void tcmu_dev_stop(struct tcmu_dev *d);
+/*
+ * After tcmu_dev_stop: nothing of the device is queued on the reactor any more
+ * (its poll's cancellation has completed, no kick or doorbell deferred), so
+ * tcmu_dev_destroy() frees everything at once and nothing stays behind for a
+ * reactor that might be destroyed before it runs again.
+ */
+bool tcmu_dev_quiesced(const struct tcmu_dev *d);
 /*
  * Free; the caller ensures tcmu_dev_inflight() == 0 or that the engine is
  * abandoned. A pending doorbell is written now. If a poll/deferred callback

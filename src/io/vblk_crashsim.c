@@ -53,7 +53,7 @@ struct pwrite { /* a write that is not durable yet */
 	struct pwrite *prev, *next;
 	uint64_t seq, off;
 	size_t len;
-	bool dsync, cb_done;
+	bool dsync, meta, cb_done;
 	uint64_t done_clock; /* when its callback ran */
 	uint8_t data[];
 };
@@ -280,9 +280,11 @@ static void deliver(struct csdev *d, struct cs_comp *c)
 	if (c->kind == CS_WRITE) {
 		c->pw->cb_done = true;
 		c->pw->done_clock = ++d->clock;
-		if (c->pw->dsync)
-			make_durable(d, c->pw);
 		d->b.stats.bytes_written += (uint64_t)res;
+		if (c->pw->meta)
+			d->b.stats.meta_bytes_written += (uint64_t)res;
+		if (c->pw->dsync)
+			make_durable(d, c->pw); /* frees c->pw */
 	} else if (c->kind == CS_FLUSH) {
 		flush_durable(d, c->flush_clock);
 	} else if (c->kind == CS_READ && res > 0) {
@@ -428,6 +430,7 @@ static struct pwrite *pwrite_new(const struct iovec *iov, int iovcnt, uint64_t o
 	pw->off = off;
 	pw->len = len;
 	pw->dsync = flags & VBLK_DSYNC;
+	pw->meta = flags & VBLK_META;
 	uint8_t *dst = pw->data;
 	for (int i = 0; i < iovcnt; i++) {
 		memcpy(dst, iov[i].iov_base, iov[i].iov_len);

@@ -31,6 +31,7 @@ struct udev {
 	struct vblk b;
 	int fd;
 	bool is_blkdev;
+	bool bench_skip_reserve; /* vblk_uring_bench_skip_reserve (benchmarks only) */
 };
 
 enum ureq_kind { UREQ_READ, UREQ_WRITE, UREQ_FLUSH, UREQ_ALLOC };
@@ -60,6 +61,8 @@ static void ureq_complete(struct ureq *q, int res)
 		q->d->b.stats.bytes_read += q->total;
 	if (res >= 0 && q->kind == UREQ_WRITE)
 		q->d->b.stats.bytes_written += q->total;
+	if (res >= 0 && q->kind == UREQ_WRITE && (q->flags & VBLK_META))
+		q->d->b.stats.meta_bytes_written += q->total;
 	free(q);
 	user->cb(user->arg, res);
 }
@@ -223,8 +226,9 @@ static int udev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_
 	if (rc < 0)
 		return rc;
 	struct udev *d = to_udev(b);
-	if (d->is_blkdev) {
-		/* A block device's space is all there: nothing to reserve. */
+	if (d->is_blkdev || d->bench_skip_reserve) {
+		/* A block device's space is all there: nothing to reserve (and a
+		 * benchmark may skip it: vblk_uring_bench_skip_reserve). */
 		vreactor_defer(b->reactor, op, 0);
 		return 0;
 	}
@@ -294,6 +298,14 @@ static const struct vblk_ops udev_ops = {
 	.grow = udev_grow,
 	.close = udev_close,
 };
+
+int vblk_uring_bench_skip_reserve(struct vblk *b, bool skip)
+{
+	if (!b || b->ops != &udev_ops)
+		return -EINVAL;
+	to_udev(b)->bench_skip_reserve = skip;
+	return 0;
+}
 
 /* -------------------------------------------------------------------- open */
 

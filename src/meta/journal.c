@@ -285,7 +285,7 @@ static void start_commit(struct vjournal *j)
 	j->open = !j->open;
 	vio_op_init(&j->op, commit_done, j);
 	struct iovec iov = {.iov_base = b->data, .iov_len = len};
-	int rc = vblk_writev(j->dev, &iov, 1, j->off + pos, VBLK_DSYNC, &j->op);
+	int rc = vblk_writev(j->dev, &iov, 1, j->off + pos, VBLK_DSYNC | VBLK_META, &j->op);
 	if (rc < 0)
 		vreactor_defer(j->dev->reactor, &j->op, rc);
 }

@@ -164,7 +164,7 @@ int vsb_submit(struct vblk *dev, struct vsb *sb, uint8_t *buf, struct vio_op *op
 	sb->generation++;
 	vsb_encode(sb, buf);
 	struct iovec iov = {.iov_base = buf, .iov_len = VSB_SIZE};
-	return vblk_writev(dev, &iov, 1, (sb->generation % 2) * VSB_SIZE, VBLK_DSYNC, op);
+	return vblk_writev(dev, &iov, 1, (sb->generation % 2) * VSB_SIZE, VBLK_DSYNC | VBLK_META, op);
 }
 
 int vsb_write(struct vblk *dev, struct vsb *sb)
@@ -174,7 +174,8 @@ int vsb_write(struct vblk *dev, struct vsb *sb)
 		return -ENOMEM;
 	sb->generation++;
 	vsb_encode(sb, buf);
-	int rc = vblk_pwrite_sync(dev, buf, VSB_SIZE, (sb->generation % 2) * VSB_SIZE, VBLK_DSYNC);
+	int rc = vblk_pwrite_sync(dev, buf, VSB_SIZE, (sb->generation % 2) * VSB_SIZE,
+				  VBLK_DSYNC | VBLK_META);
 	free(buf);
 	return rc < 0 ? rc : 0;
 }

@@ -11,6 +11,10 @@
  * journal commit that carries the drop; it becomes free only when that commit
  * is durable (pool_durable), so a crash can never leave durable metadata
  * pointing at an extent that was already reused.
+ * Likewise an extent whose refcount drops from 2 to 1 (the other sharer
+ * rewrote, unmapped or deleted its copy) stays "shared" for the data path
+ * until the commit carrying that drop is durable: an in-place write before
+ * would land in an extent that a crash gives back to the other volume.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -106,26 +110,46 @@ bool vpool_above_soft_threshold(const struct vpool *p)
 	return p->thr_used && p->thr_above;
 }
 
+/* Append to a FIFO of (pext, seq) kept in a growing ring. */
+static int fifo_push(struct pend_free **a, size_t *head, size_t *tail, size_t *cap, uint64_t pext,
+		     uint64_t seq)
+{
+	if (*tail - *head == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		struct pend_free *n = malloc(ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		size_t cnt = *tail - *head;
+		for (size_t i = 0; i < cnt; i++)
+			n[i] = (*a)[(*head + i) % *cap];
+		free(*a);
+		*a = n;
+		*cap = ncap;
+		*head = 0;
+		*tail = cnt;
+	}
+	(*a)[(*tail)++ % *cap] = (struct pend_free){.pext = pext, .seq = seq};
+	return 0;
+}
+
 int pool_free_after(struct vpool *p, uint64_t pext, uint64_t seq)
 {
 	if (p->replaying)
 		return 0; /* the free map is rebuilt after replay */
-	if (p->pend_tail - p->pend_head == p->pend_cap) {
-		size_t cap = p->pend_cap ? p->pend_cap * 2 : 256;
-		struct pend_free *n = malloc(cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		size_t cnt = p->pend_tail - p->pend_head;
-		for (size_t i = 0; i < cnt; i++)
-			n[i] = p->pend[(p->pend_head + i) % p->pend_cap];
-		free(p->pend);
-		p->pend = n;
-		p->pend_cap = cap;
-		p->pend_head = 0;
-		p->pend_tail = cnt;
-	}
-	p->pend[p->pend_tail++ % p->pend_cap] = (struct pend_free){.pext = pext, .seq = seq};
-	return 0;
+	return fifo_push(&p->pend, &p->pend_head, &p->pend_tail, &p->pend_cap, pext, seq);
+}
+
+int pool_unshared_after(struct vpool *p, uint64_t pext, uint64_t seq)
+{
+	int rc = hmap_put(&p->unshared, pext, (void *)(uintptr_t)seq);
+	if (rc == 0)
+		rc = fifo_push(&p->unsh, &p->unsh_head, &p->unsh_tail, &p->unsh_cap, pext, seq);
+	return rc;
+}
+
+bool pool_extent_shared(const struct vpool *p, uint64_t pext)
+{
+	return p->refs[pext] > 1 || (p->unshared.n && hmap_get(&p->unshared, pext));
 }
 
 void pool_durable(void *owner, uint64_t seq)
@@ -142,4 +166,15 @@ void pool_durable(void *owner, uint64_t seq)
 	}
 	if (p->pend_head == p->pend_tail)
 		p->pend_head = p->pend_tail = 0;
+	while (p->unsh_head != p->unsh_tail) {
+		struct pend_free *f = &p->unsh[p->unsh_head % p->unsh_cap];
+		if (f->seq > seq)
+			break;
+		/* a later drop of the same extent (shared again meanwhile) keeps its own entry */
+		if ((uintptr_t)hmap_get(&p->unshared, f->pext) == f->seq)
+			hmap_del(&p->unshared, f->pext);
+		p->unsh_head++;
+	}
+	if (p->unsh_head == p->unsh_tail)
+		p->unsh_head = p->unsh_tail = 0;
 }

@@ -515,7 +515,8 @@ static void ckpt_write_next(struct vpool *p)
 	c->crc = vcrc32c(c->crc, c->win, c->wlen);
 	vio_op_init(&c->op, ckpt_chunk_written, p);
 	struct iovec iov = {.iov_base = c->win, .iov_len = c->wlen};
-	int rc = vblk_writev(p->dev, &iov, 1, p->sb.ckpt_off[!p->sb.ckpt_active] + c->woff, VBLK_DSYNC,
+	int rc = vblk_writev(p->dev, &iov, 1, p->sb.ckpt_off[!p->sb.ckpt_active] + c->woff,
+			     VBLK_DSYNC | VBLK_META,
 			     &c->op);
 	if (rc < 0)
 		ckpt_finish(p, rc);

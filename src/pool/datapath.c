@@ -203,8 +203,8 @@ static uint8_t classify(const struct preq *rq, const struct psub *s)
 	if (!m)
 		return SK_ALLOC;
 	uint64_t pext = m - 1;
-	if (p->refs[pext] != 1)
-		return SK_COW; /* shared (EXTENDED COPY): redirect-on-write */
+	if (pool_extent_shared(p, pext))
+		return SK_COW; /* shared (EXTENDED COPY), or until a commit not durable yet */
 	if (pool_granules_valid(p, pext, gran_of(s->eoff), gran_of(s->eoff + s->len - 1)))
 		return SK_OVERWRITE;
 	return SK_VALIDATE;
@@ -340,7 +340,7 @@ static int issue_write(struct preq *rq, struct psub *s)
 	} else {
 		/* SK_OVERWRITE / SK_VALIDATE: a private extent (classified under the lock) */
 		s->pext = rq->v->map[s->vext] - 1;
-		if (p->refs[s->pext] != 1)
+		if (pool_extent_shared(p, s->pext))
 			return -EIO; /* cannot happen: shared extents are classified SK_COW under the lock */
 	}
 	bool pad_head = s->kind != SK_OVERWRITE && head_partial && !(s->kind == SK_VALIDATE &&

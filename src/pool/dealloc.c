@@ -9,7 +9,14 @@
  *   - fully covered, or left without any valid granule: a MAP record to 0
  *     (the physical extent is freed once that record is durable, see alloc.c);
  *   - otherwise: a VALID clear record for the fully covered granules, if any
- *     of them is valid; partly covered granules keep their data.
+ *     of them is valid; partly covered granules keep their data;
+ *   - shared (refcount > 1, after vvol_share) and fully covered: a MAP record
+ *     to 0 (this volume's reference goes); partly covered: nothing (validity
+ *     belongs to the physical extent, so to every sharer). vvol_zero instead
+ *     remembers the fully covered granules of such an extent that hold data
+ *     (only the first and the last extent of a range can be partly covered)
+ *     and, once the records are durable, writes zeros there through
+ *     vvol_write -- a redirect-on-write, so only this volume sees the zeros.
  * Records are applied to memory as they are appended, so the locks can be
  * dropped after the batch; the next batch starts from the reactor (no deep
  * recursion). When the journal has no room the batch waits for it with its
@@ -38,22 +45,83 @@ struct dreq {
 	struct xlock_wait lw;
 	struct vio_op op;
 	struct vj_waiter jw;
+	/* vvol_zero: byte ranges of shared extents to write zeros into (at most 2) */
+	bool zero, zero_started;
+	unsigned nz, zpending;
+	uint64_t zoff[2], zlen[2];
+	uint8_t *zbuf;       /* one zeroed granule */
+	struct iovec *ziov[2]; /* zlen / granule entries, all zbuf */
 };
 
 static void batch_start(struct dreq *d);
 
-static void dreq_discard(struct pool_req *r) { free(r); }
+static void dreq_free(struct dreq *d)
+{
+	free(d->zbuf);
+	free(d->ziov[0]);
+	free(d->ziov[1]);
+	free(d);
+}
+
+static void dreq_discard(struct pool_req *r) { dreq_free((struct dreq *)r); }
+
+static void dreq_complete(struct dreq *d)
+{
+	vvol_cb cb = d->cb;
+	void *a = d->arg;
+	int err = d->err;
+	d->p->inflight--;
+	pool_req_untrack(d->p, &d->link);
+	dreq_free(d);
+	cb(a, err);
+}
+
+static void zero_done(void *arg, int res)
+{
+	struct dreq *d = arg;
+	if (res < 0 && !d->err)
+		d->err = res;
+	if (--d->zpending == 0)
+		dreq_complete(d);
+}
+
+/* vvol_zero: zeros into the shared extents' ranges (redirect-on-write), then complete. */
+static void zero_start(struct dreq *d)
+{
+	d->zero_started = true;
+	d->zpending = 1; /* held while issuing */
+	d->zbuf = vblk_alloc_buf(VPOOL_GRANULE);
+	if (!d->zbuf)
+		d->err = -ENOMEM;
+	for (unsigned i = 0; i < d->nz && !d->err; i++) {
+		size_t n = (size_t)(d->zlen[i] / VPOOL_GRANULE);
+		d->ziov[i] = malloc(n * sizeof(struct iovec));
+		if (!d->ziov[i]) {
+			d->err = -ENOMEM;
+			break;
+		}
+		for (size_t k = 0; k < n; k++)
+			d->ziov[i][k] = (struct iovec){.iov_base = d->zbuf, .iov_len = VPOOL_GRANULE};
+		d->zpending++;
+		int rc = vvol_write(d->v, d->zoff[i], d->zlen[i], d->ziov[i], (int)n, zero_done, d);
+		if (rc < 0) {
+			d->zpending--;
+			d->err = rc;
+		}
+	}
+	zero_done(d, 0);
+}
 
 static void dreq_finish(void *arg, int res)
 {
 	struct dreq *d = arg;
-	vvol_cb cb = d->cb;
-	void *a = d->arg;
-	int err = d->err ? d->err : (res < 0 ? -EIO : 0);
-	d->p->inflight--;
-	pool_req_untrack(d->p, &d->link);
-	free(d);
-	cb(a, err);
+	if (!d->err && res < 0)
+		d->err = -EIO;
+	if (d->nz && !d->err && !d->zero_started) {
+		zero_start(d);
+		return;
+	}
+	dreq_complete(d);
 }
 
 static void batch_unlock(struct dreq *d)
@@ -100,10 +168,18 @@ static int dealloc_extent(struct dreq *d, uint64_t vext)
 	if (p->refs[pext] != 1) {
 		/* Shared (EXTENDED COPY): validity belongs to the physical extent and so to
 		 * every sharer. Fully covered: this volume drops its reference. Partly
-		 * covered: left as it is (UNMAP is advisory); a caller that needs zeros
-		 * there (WRITE SAME) writes them, which redirects the extent. */
-		if (from != 0 || to != p->ext)
+		 * covered: left as it is (UNMAP is advisory); vvol_zero (WRITE SAME)
+		 * writes zeros there once the records are durable, which redirects the
+		 * extent. */
+		if (from != 0 || to != p->ext) {
+			if (d->zero) {
+				if (d->nz == 2)
+					return -EIO; /* cannot happen: only the range's ends are partial */
+				d->zoff[d->nz] = ebase + (uint64_t)ga * VPOOL_GRANULE;
+				d->zlen[d->nz++] = (uint64_t)(gb - ga) * VPOOL_GRANULE;
+			}
 			return 0;
+		}
 		if (!vjournal_can_append(p->j, REC_MAP_LEN))
 			return -EAGAIN;
 		int rc = pool_log_map(p, d->v, vext, 0, 0);
@@ -199,7 +275,8 @@ static void batch_start(struct dreq *d)
 	lock_more(d);
 }
 
-int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg)
+static int dealloc_submit(struct vvol *v, uint64_t off, uint64_t len, bool zero, vvol_cb cb,
+			  void *arg)
 {
 	struct vpool *p = v->pool;
 	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > v->size || len > v->size - off)
@@ -215,6 +292,7 @@ int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void
 	d->end = off + len;
 	d->cb = cb;
 	d->arg = arg;
+	d->zero = zero;
 	p->inflight++;
 	pool_req_track(p, &d->link, dreq_discard);
 	if (!len || p->failed) {
@@ -226,4 +304,14 @@ int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void
 	d->last = (off + len - 1) / p->ext;
 	batch_start(d);
 	return 0;
+}
+
+int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg)
+{
+	return dealloc_submit(v, off, len, false, cb, arg);
+}
+
+int vvol_zero(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg)
+{
+	return dealloc_submit(v, off, len, true, cb, arg);
 }

@@ -114,7 +114,7 @@ int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 		pool_blob_free(blob, len);
 		return rc;
 	}
-	rc = vblk_pwrite_sync(dev, blob, len, sb.ckpt_off[0], VBLK_DSYNC);
+	rc = vblk_pwrite_sync(dev, blob, len, sb.ckpt_off[0], VBLK_DSYNC | VBLK_META);
 	sb.ckpt_active = 0;
 	sb.ckpt_len = len;
 	sb.ckpt_crc = vcrc32c(0, blob, len);
@@ -151,12 +151,38 @@ void pool_req_untrack(struct vpool *p, struct pool_req *r)
 	r->prev = r->next = NULL;
 }
 
+void vpool_ctx_track(struct vpool *p, struct vpool_ctx *c, void (*discard)(struct vpool_ctx *c))
+{
+	c->discard = discard;
+	c->prev = NULL;
+	c->next = p->ctxs;
+	if (p->ctxs)
+		p->ctxs->prev = c;
+	p->ctxs = c;
+}
+
+void vpool_ctx_untrack(struct vpool *p, struct vpool_ctx *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->ctxs = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+}
+
 static void pool_free_mem(struct vpool *p)
 {
 	while (p->reqs) {
 		struct pool_req *r = p->reqs;
 		pool_req_untrack(p, r);
 		r->discard(r);
+	}
+	while (p->ctxs) {
+		struct vpool_ctx *c = p->ctxs;
+		vpool_ctx_untrack(p, c);
+		c->discard(c);
 	}
 	for (unsigned i = 0; i < VPOOL_MAX_VOLUMES; i++)
 		if (p->vols[i]) {
@@ -173,6 +199,8 @@ static void pool_free_mem(struct vpool *p)
 	while (hmap_next(&p->locks, &it, &k, &v))
 		free(v);
 	hmap_free(&p->locks);
+	hmap_free(&p->unshared);
+	free(p->unsh);
 	vjournal_destroy(p->j);
 	pool_ckpt_free(p);
 	free(p->refs);
@@ -219,7 +247,7 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 	p->refs = calloc(p->n_ext ? p->n_ext : 1, sizeof(uint32_t));
 	p->partial = calloc((p->n_ext + 63) / 64 + 1, sizeof(uint64_t));
 	if (!p->refs || !p->partial || hmap_init(&p->validity, 64) < 0 ||
-	    hmap_init(&p->locks, 256) < 0) {
+	    hmap_init(&p->locks, 256) < 0 || hmap_init(&p->unshared, 16) < 0) {
 		pool_free_mem(p);
 		return -ENOMEM;
 	}
@@ -368,6 +396,11 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 	st->capacity = p->n_ext * p->ext;
 	st->free = p->n_free * p->ext;
 	st->used = st->capacity - st->free;
+	uint64_t extra_refs = 0; /* extent sharing (XCOPY): references beyond the first */
+	for (uint64_t i = 0; i < p->n_ext; i++)
+		if (p->refs[i] > 1)
+			extra_refs += p->refs[i] - 1;
+	st->sharing_savings = extra_refs * p->ext;
 	st->journal_commits = p->j ? vjournal_commits(p->j) : 0;
 	st->journal_records = p->j ? vjournal_records(p->j) : 0;
 	st->checkpoints = p->checkpoints;
@@ -556,6 +589,11 @@ void vvol_get_info(const struct vvol *v, struct vvol_info *info)
 	memcpy(info->naa, v->naa, 16);
 	snprintf(info->serial, sizeof(info->serial), "%s", v->serial);
 	info->mapped = v->mapped * v->pool->ext;
+	uint64_t alone = 0;
+	for (uint64_t i = 0; i < v->n_vext; i++)
+		if (v->map[i] && v->pool->refs[v->map[i] - 1] == 1)
+			alone++;
+	info->unshared = alone * v->pool->ext;
 }
 
 struct vpool *vvol_pool(const struct vvol *v) { return v->pool; }

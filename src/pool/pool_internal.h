@@ -91,10 +91,17 @@ struct vpool {
 	struct hmap locks;
 	struct pend_free *pend;
 	size_t pend_head, pend_tail, pend_cap;
+	/* Extents whose refcount dropped to 1 in a commit not durable yet (alloc.c): until
+	 * it is, a crash may bring the other reference back, so nothing is written there
+	 * in place (the data path redirects as for a shared extent). pext -> seq. */
+	struct hmap unshared;
+	struct pend_free *unsh;
+	size_t unsh_head, unsh_tail, unsh_cap;
 	struct ckpt_state *ckpt;
 	uint64_t checkpoints;
 	unsigned inflight; /* data requests in flight */
 	struct pool_req *reqs; /* the requests in flight */
+	struct vpool_ctx *ctxs; /* callers' contexts (vpool_ctx_track) */
 	bool replaying;
 	bool failed;
 	bool readonly;
@@ -119,6 +126,10 @@ int pool_alloc_init(struct vpool *p);            /* free map from refs */
 int pool_reserve(struct vpool *p, uint64_t *out); /* -ENOSPC */
 void pool_unreserve(struct vpool *p, uint64_t pext);
 int pool_free_after(struct vpool *p, uint64_t pext, uint64_t seq);
+/* Live: pext's refcount dropped to 1 in commit seq (private once that is durable). */
+int pool_unshared_after(struct vpool *p, uint64_t pext, uint64_t seq);
+/* Is pext shared, or was it until a commit that is not durable yet? */
+bool pool_extent_shared(const struct vpool *p, uint64_t pext);
 void pool_durable(void *owner, uint64_t seq);     /* journal callback */
 void pool_thr_check(struct vpool *p);             /* after n_free changed */
 

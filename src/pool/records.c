@@ -188,6 +188,9 @@ int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, 
 			pool_validity_drop(p, o);
 			*freed1 = old1;
 		}
+		/* Live: private only once this record is durable (alloc.c). */
+		if (p->refs[o] == 1 && p->j && !p->replaying)
+			return pool_unshared_after(p, o, vjournal_open_seq(p->j));
 	}
 	return 0;
 }

@@ -3,10 +3,14 @@
  *
  * How this works: a share request names n whole extents of a source volume
  * and n of a destination volume (possibly the same volume). It locks the
- * source extents shared and the destination extents exclusive, all keys in
- * ascending order (a key asked for in both modes is taken exclusive), so it
- * is consistent with concurrent writes on both sides and cannot deadlock with
- * the data path, which locks in the same order. Then one SHARE journal record
+ * source and the destination extents exclusive, all keys in ascending order,
+ * so it is consistent with concurrent writes on both sides and cannot
+ * deadlock with the data path, which locks in the same order. (The source
+ * exclusive too: an in-place OVERWRITE holds its extent shared, so a shared
+ * lock here would let a write that was in flight when the copy started land
+ * in the extent after it became shared, changing the destination after the
+ * copy was acknowledged. Exclusive, the share waits for it; later writes find
+ * refcount > 1 and are redirected.) Then one SHARE journal record
  * is appended and applied: destination map entry i := source map entry i,
  * refcount of the source extent + 1, refcount of the destination's old
  * extent - 1 (freed, for reuse only after this record is durable). Overlapping
@@ -214,7 +218,7 @@ int vvol_share(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff,
 	q->arg = arg;
 	size_t m = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		q->locks[m++] = (struct lock_ent){pool_lock_key(src->idx, q->svext + i), XLOCK_SHARED, false};
+		q->locks[m++] = (struct lock_ent){pool_lock_key(src->idx, q->svext + i), XLOCK_EXCL, false};
 		q->locks[m++] = (struct lock_ent){pool_lock_key(dst->idx, q->dvext + i), XLOCK_EXCL, false};
 	}
 	qsort(q->locks, m, sizeof(*q->locks), cmp_lock);

@@ -1,10 +1,13 @@
 /*
  * A pool's space accounting as JSON, one definition for every reporter
  * (vaai-sim `stats`, vaaictl status --json, the control socket):
- *   {"pool":{"size","capacity","extent","used","free"},
- *    "volumes":[{"name","size","block_size","mapped"}]}
+ *   {"pool":{"size","capacity","extent","used","free","sharing_savings"},
+ *    "volumes":[{"name","size","block_size","mapped","unshared"}]}
  * size = backing store bytes, capacity = bytes available for data extents,
- * used + free = capacity, mapped = bytes of extents a volume references.
+ * used + free = capacity, mapped = bytes of extents a volume references,
+ * unshared = the part of mapped whose extents only this reference holds,
+ * sharing_savings = bytes the pool would need more without extent sharing
+ * (sum over extents of (references - 1) x extent size).
  */
 #include <json-c/json.h>
 
@@ -21,6 +24,7 @@ json_object *vpool_stats_json(const struct vpool *p)
 	json_object_object_add(pj, "extent", json_object_new_uint64(st.extent));
 	json_object_object_add(pj, "used", json_object_new_uint64(st.used));
 	json_object_object_add(pj, "free", json_object_new_uint64(st.free));
+	json_object_object_add(pj, "sharing_savings", json_object_new_uint64(st.sharing_savings));
 	json_object_object_add(o, "pool", pj);
 	json_object *vols = json_object_new_array();
 	for (unsigned i = 0; i < vpool_volume_count(p); i++) {
@@ -31,6 +35,7 @@ json_object *vpool_stats_json(const struct vpool *p)
 		json_object_object_add(vj, "size", json_object_new_uint64(vi.size));
 		json_object_object_add(vj, "block_size", json_object_new_uint64(vi.block_size));
 		json_object_object_add(vj, "mapped", json_object_new_uint64(vi.mapped));
+		json_object_object_add(vj, "unshared", json_object_new_uint64(vi.unshared));
 		json_object_array_add(vols, vj);
 	}
 	json_object_object_add(o, "volumes", vols);

@@ -1,8 +1,13 @@
 /*
- * Offline consistency check of a loaded pool (vaai-check, the crash suite).
+ * Consistency check of a loaded pool (vaai-check, the crash suite).
  * Independent recount: references are counted from the volume maps into a
- * fresh array and compared with the refcounts the pool maintains; the free
- * map, validity bitmaps and space accounting are checked against them.
+ * fresh array and compared with the refcounts the pool maintains (an extent
+ * shared by n map entries must have refcount n: more is a leak, less a
+ * premature free); the free map, validity bitmaps and space accounting are
+ * checked against them: free + referenced extents = all extents when idle
+ * (nothing reserved or waiting to be freed), and every extent waiting on the
+ * free-after-durable queue is unreferenced, not yet free and queued once
+ * (else it would be freed twice).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,6 +76,42 @@ int vpool_verify(const struct vpool *p, FILE *f)
 			bad++;
 		}
 	}
+	uint64_t n_ref = 0;
+	for (uint64_t x = 0; x < p->n_ext; x++)
+		n_ref += p->refs[x] != 0;
+	bool idle = !p->inflight && p->pend_head == p->pend_tail;
+	if (idle ? n_free + n_ref != p->n_ext : n_free + n_ref > p->n_ext) {
+		fprintf(f, "pool: %llu free + %llu referenced extents %s %llu extents\n",
+			(unsigned long long)n_free, (unsigned long long)n_ref, idle ? "!=" : ">",
+			(unsigned long long)p->n_ext);
+		bad++;
+	}
+	/* The free-after-durable queue (alloc.c): unreferenced, not free yet, each extent once. */
+	uint8_t *queued = calloc(p->n_ext ? p->n_ext : 1, 1);
+	if (!queued) {
+		free(cnt);
+		return -ENOMEM;
+	}
+	for (size_t i = p->pend_head; i != p->pend_tail; i++) {
+		uint64_t x = p->pend[i % p->pend_cap].pext;
+		const char *why = NULL;
+		if (x >= p->n_ext)
+			why = "past the pool's extents";
+		else if (queued[x])
+			why = "queued twice (would be freed twice)";
+		else if (p->freebits[x / 64] >> (x % 64) & 1)
+			why = "already free (would be freed twice)";
+		else if (p->refs[x])
+			why = "still referenced";
+		if (why && bad < 100) {
+			fprintf(f, "extent %llu: waiting to be freed, but %s\n", (unsigned long long)x,
+				why);
+			bad++;
+		}
+		if (x < p->n_ext)
+			queued[x] = 1;
+	}
+	free(queued);
 	if (n_free != p->n_free) {
 		fprintf(f, "pool: free count %llu, free map holds %llu\n", (unsigned long long)p->n_free,
 			(unsigned long long)n_free);

@@ -334,6 +334,11 @@ void tcmu_dev_stop(struct tcmu_dev *d)
 	}
 }
 
+bool tcmu_dev_quiesced(const struct tcmu_dev *d)
+{
+	return !d || (!d->ev->poll_armed && !d->ev->kick_queued && !d->ev->notify_queued);
+}
+
 void tcmu_dev_destroy(struct tcmu_dev *d)
 {
 	if (!d)

@@ -8,65 +8,121 @@
  * 4096-byte volumes, deallocations that free extents for reuse by other
  * volumes, an over-committed pool that answers DATA PROTECT, a journal small
  * enough to wrap and force checkpoints, clean reopens) and, through the ring,
- * UNMAP, WRITE SAME(16) of a zero block (UNMAP bit or not) and COMPARE AND
+ * UNMAP, WRITE SAME(16) of a zero block (UNMAP bit or not), COMPARE AND
  * WRITE of one block (its verify data built from the model, so it must
- * succeed, and an acknowledged CAW must survive like any write). Before each crash
- * point the device is armed to lose power at a random write/flush; when it
- * fires, every write not yet durable is dropped, applied or torn at 512-byte
- * sectors, and the pool is recovered (checkpoint + journal replay).
+ * succeed, and an acknowledged CAW must survive like any write) and EXTENDED
+ * COPY(LID1) as ESXi sends it (E4h CSCD descriptors naming the volumes by the
+ * NAA designator their VPD 83h reports, 02h block -> block segments, LIST ID
+ * USAGE 11b): between volumes and within one, extent-aligned ranges (shared:
+ * map entries copied, refcounts raised), congruent but unaligned ones (head
+ * and tail copied, the middle shared), incongruent and overlapping ones (all
+ * copied), whole-volume clones, several segments per command. Writes, CAWs,
+ * UNMAPs, WRITE SAMEs and deallocations then land on shared extents
+ * (redirect-on-write; dropped references), and volumes whose extents are
+ * shared are deleted and created again (their NAA changes, the copies stay).
+ * Before each crash point the device is armed to lose power at a random
+ * write/flush; when it fires, every write not yet durable is dropped, applied
+ * or torn at 512-byte sectors, and the pool is recovered (checkpoint +
+ * journal replay).
  *
- * The model keeps, per 512-byte sector, the id of the last acknowledged write
- * (0 = zeros) and the id of at most one write in flight (the workload never
- * has two overlapping writes in flight). Every sector's content encodes the
- * id and the sector's address, so after a crash each sector must decode to
- * either its acknowledged id or its in-flight id: an acknowledged write lost,
- * stale data from another volume or garbage all fail. After each recovery
- * the pool's invariants are checked (vpool_verify, the code vaai-check runs),
- * and every CHECK_EVERY points the pool is closed and build/bin/vaai-check
- * is run on the file.
+ * The model keeps, per 512-byte sector, a token for the content of the last
+ * acknowledged change (0 = zeros; else the id of the write that produced the
+ * bytes plus the volume and sector it wrote them to -- a copy moves tokens),
+ * at most one token in flight (the workload never has two overlapping
+ * changes in flight, and never changes a copy's source while the copy runs:
+ * a copy's destination gets the source's acknowledged tokens as of its
+ * submission, and is "in flight" -- old or new content -- until acknowledged)
+ * and, after an UNMAP that may have met a shared extent, an alternative (an
+ * UNMAP that only partly covers a shared extent leaves it as it is: UNMAP is
+ * advisory). Every sector's content encodes its token, so after a crash each
+ * sector must decode to its acknowledged, alternative or in-flight token: an
+ * acknowledged write or copy lost, stale data from another volume or garbage
+ * all fail. A command refused for space changes nothing (WRITE, CAW), or
+ * leaves its range "in flight" until the next check (WRITE SAME zero and
+ * EXTENDED COPY may have done part of their work). After each recovery the
+ * NAAs must be unchanged, the pool's invariants are checked (vpool_verify,
+ * the code vaai-check runs: every extent's refcount equals the map entries
+ * that reference it, free + referenced extents = all extents, nothing queued
+ * to be freed twice -- no leaked, no double-freed extent; also now and then
+ * while commands are in flight), and every CHECK_EVERY points the pool is
+ * closed and build/bin/vaai-check is run on the file.
+ *
+ * A run fails unless every kind of operation it claims to test was
+ * acknowledged at least once (and sharing was found in the pool after a
+ * recovery): the model also knows, for counting only, which extents are
+ * certainly shared (a copy of an extent holding data acknowledged, neither
+ * side rewritten or unmapped since, no crash since).
  *
  *   crash_suite [--points N] [--seed S] [--check VAAI_CHECK] [--verbose]
  * A failure prints the seed and the crash point; rerun with that seed.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "scsi_build.h"
 #include "simhost.h"
 
 #define NVOL 5
 #define SECT 512u
 #define QD 16
-#define NONE UINT32_MAX
+#define NONE UINT64_MAX
 #define CHECK_EVERY 100u
 #define POOL_SIZE (12u << 20)
 #define EXTENT (64u << 10)
+#define EXT_SECT (EXTENT / SECT)
+#define GRAN_SECT (VPOOL_GRANULE / SECT)
 #define JOURNAL (640u << 10)
 #define READ_CHUNK (1u << 20)
+#define MAXSEG 4
+#define STALL_S 60 /* no command completing for this long: the engine is stuck */
 
 struct vmodel {
 	char name[16];
 	uint32_t block;
-	uint64_t nsect;      /* 512-byte sectors */
-	uint32_t *acked;     /* id of the last acknowledged write (0 = zeros) */
-	uint32_t *pend;      /* id of the write in flight, NONE, or 0 for a deallocation */
+	uint64_t nsect;  /* 512-byte sectors */
+	uint64_t next;   /* extents */
+	uint64_t *acked; /* token of the last acknowledged content (0 = zeros) */
+	uint64_t *alt;   /* NONE, or another content an acknowledged advisory UNMAP allows */
+	uint64_t *pend;  /* token of the change in flight (0: zeroing), or NONE */
+	uint8_t *rd;     /* copies in flight reading this sector */
+	bool *maybe_sh;  /* per extent: may be shared (a share of it was submitted since it
+			    was last rewritten or unmapped) -- decides what an UNMAP does */
+	uint32_t *grp;   /* per extent: share group known for certain (0: none); counting only */
+	uint8_t naa[16]; /* as VPD 83h reports it */
+};
+
+/* One segment of an EXTENDED COPY in flight, in 512-byte sectors. */
+struct cseg {
+	int sv, dv;
+	uint64_t ss, ds, ns;
+	uint64_t mid_s, mid_d, mid_n; /* the shared middle (sectors, whole extents) */
+	uint64_t src_data;            /* bit k: source extent k of the middle held data */
+	bool copied_data;             /* a copied part whose source held data */
 };
 
 struct inflight {
 	bool used;
 	uint64_t tag;
+	uint8_t kind; /* K_WRITE, K_ZERO, K_CAW, K_COPY */
 	int vol;
-	uint64_t s0, ns; /* sectors the command changes (UNMAP: whole granules only) */
-	uint32_t id;     /* 0: a zeroing command (UNMAP, WRITE SAME zero) */
-	uint8_t kind;    /* K_WRITE, K_ZERO, K_CAW */
+	uint64_t s0, ns; /* sectors the command names */
+	uint64_t a, b;   /* sectors it changes (UNMAP: whole granules only) */
+	bool advisory;   /* UNMAP: a partly covered shared extent stays as it is */
+	uint64_t e0;     /* first extent of [s0, s0+ns) */
+	uint32_t maybe_mask, sure_mask; /* at submission, per extent from e0 */
+	unsigned nseg;
+	struct cseg seg[MAXSEG];
 };
-enum { K_WRITE, K_ZERO, K_CAW };
+enum { K_WRITE, K_ZERO, K_CAW, K_COPY };
 
 struct suite {
 	uint64_t seed, rng;
@@ -78,10 +134,17 @@ struct suite {
 	struct vmodel v[NVOL];
 	struct inflight q[QD];
 	unsigned nq;
-	uint32_t next_id;
+	uint32_t next_id, next_grp;
 	unsigned point;
+	uint64_t target, arm_base; /* the armed crash: target I/Os from io count arm_base */
+	time_t progress;           /* when a command last completed (or the point began) */
 	uint64_t writes_acked, writes_nospc, deallocs, reopens, sectors_checked, torn_seen;
-	uint64_t zeroes_acked, caws_acked;
+	uint64_t zeroes_acked, caws_acked, verifies;
+	/* EXTENDED COPY and sharing */
+	uint64_t xc_acked, xc_nospc, xc_shared, xc_copied, xc_multi, xc_within, xc_cross,
+		xc_clone;
+	uint64_t row_writes, row_overwrites, shared_drops, shared_unmap_partial,
+		ws_zero_shared_partial, source_deletes, recycles, shared_after_recovery;
 };
 
 static void fail(struct suite *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -106,14 +169,29 @@ static uint64_t rnd(struct suite *s)
 	return z ^ (z >> 31);
 }
 static uint64_t rnd_below(struct suite *s, uint64_t n) { return n ? rnd(s) % n : 0; }
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-/* ---- sector contents: id, volume and sector encoded, the rest derived from them */
-
-static void fill_sector(uint8_t *p, uint32_t id, int vol, uint64_t sect)
+static time_t now_s(void)
 {
-	uint64_t x = ((uint64_t)id << 32) ^ ((uint64_t)vol << 56) ^ sect ^ 0xA5A5A5A5DEADBEEFull;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* ---- sector contents: a token (write id, volume and sector it was written to) */
+
+static uint64_t token(uint32_t id, int vol, uint64_t sect)
+{
+	return (uint64_t)id << 32 | (uint64_t)vol << 24 | sect;
+}
+
+static void fill_sector(uint8_t *p, uint64_t tok)
+{
+	uint32_t id = (uint32_t)(tok >> 32), v32 = (uint32_t)(tok >> 24 & 0xFF);
+	uint64_t sect = tok & 0xFFFFFF;
+	uint64_t x = ((uint64_t)id << 32) ^ ((uint64_t)v32 << 56) ^ sect ^ 0xA5A5A5A5DEADBEEFull;
 	memcpy(p, &id, 4);
-	uint32_t v32 = (uint32_t)vol;
 	memcpy(p + 4, &v32, 4);
 	memcpy(p + 8, &sect, 8);
 	for (unsigned i = 16; i < SECT; i += 8) {
@@ -124,17 +202,23 @@ static void fill_sector(uint8_t *p, uint32_t id, int vol, uint64_t sect)
 	}
 }
 
-/* The id a sector holds: 0 for zeros, the id for a well-formed sector, NONE for garbage. */
-static uint32_t decode_sector(const uint8_t *p, int vol, uint64_t sect)
+/* The token a sector holds: 0 for zeros, the token of a well-formed sector, NONE for garbage. */
+static uint64_t decode_sector(const uint8_t *p)
 {
 	static const uint8_t zero[SECT];
 	if (!memcmp(p, zero, SECT))
 		return 0;
-	uint32_t id;
+	uint32_t id, v32;
+	uint64_t sect;
 	memcpy(&id, p, 4);
+	memcpy(&v32, p + 4, 4);
+	memcpy(&sect, p + 8, 8);
+	if (!id || v32 >= NVOL || sect > 0xFFFFFF)
+		return NONE;
+	uint64_t tok = token(id, (int)v32, sect);
 	uint8_t want[SECT];
-	fill_sector(want, id, vol, sect);
-	return memcmp(p, want, SECT) ? NONE : id;
+	fill_sector(want, tok);
+	return memcmp(p, want, SECT) ? NONE : tok;
 }
 
 /* ---- commands */
@@ -149,30 +233,213 @@ static void cdb16(uint8_t *cdb, uint8_t op, uint64_t lba, uint32_t n)
 		cdb[10 + i] = (uint8_t)(n >> (24 - 8 * i));
 }
 
-/* Complete one in-flight write in the model. */
-static void write_done(struct suite *s, struct inflight *f, const struct simhost_result *r)
+static bool is_nospc(const struct simhost_result *r)
+{
+	return r->r.status == 2 && r->r.sense_len >= 14 && (r->r.sense[2] & 0xF) == 0x7 &&
+	       r->r.sense[12] == 0x27 && r->r.sense[13] == 0x07;
+}
+
+/* Run one command with nothing else in flight; the caller frees the result. */
+static void run_sync(struct suite *s, int vol, const uint8_t *cdb, size_t cdb_len, size_t in_len,
+		     struct simhost_result *r)
+{
+	uint64_t tag;
+	int rc = simhost_submit(s->h, vol, cdb, cdb_len, NULL, 0, in_len, &tag);
+	if (rc < 0)
+		fail(s, "submit: %s", strerror(-rc));
+	int n = 0;
+	for (int tries = 0; n == 0 && tries < 600; tries++) /* a reap may wake with nothing */
+		n = simhost_reap(s->h, r, 1, 100);
+	if (n != 1 || r->tag != tag)
+		fail(s, "command %02x on %s did not complete", cdb[0], s->v[vol].name);
+}
+
+/* ---- what the model knows about sharing */
+
+static bool sure_shared(const struct suite *s, int vol, uint64_t e, bool other_volume)
+{
+	uint32_t g = s->v[vol].grp[e];
+	if (!g)
+		return false;
+	for (int w = 0; w < NVOL; w++) {
+		if (other_volume && w == vol)
+			continue;
+		for (uint64_t k = 0; k < s->v[w].next; k++)
+			if (s->v[w].grp[k] == g && (w != vol || k != e))
+				return true;
+	}
+	return false;
+}
+
+/* [s0, s0+ns) was rewritten (acknowledged write or CAW): its extents are private now. */
+static void extents_private(struct suite *s, int vol, uint64_t s0, uint64_t ns)
+{
+	struct vmodel *m = &s->v[vol];
+	for (uint64_t e = s0 / EXT_SECT; e <= (s0 + ns - 1) / EXT_SECT; e++) {
+		m->maybe_sh[e] = false;
+		m->grp[e] = 0;
+	}
+}
+
+static uint32_t extent_masks(struct suite *s, int vol, uint64_t s0, uint64_t ns, bool sure)
+{
+	uint32_t mask = 0;
+	for (uint64_t e = s0 / EXT_SECT; e <= (s0 + ns - 1) / EXT_SECT; e++)
+		if (sure ? sure_shared(s, vol, e, false) : s->v[vol].maybe_sh[e])
+			mask |= 1u << (e - s0 / EXT_SECT);
+	return mask;
+}
+
+/*
+ * An acknowledged UNMAP / deallocation (advisory) or WRITE SAME zero of [s0, s0+ns),
+ * changing sectors [a, b): extents covered whole are unmapped; an extent that may be
+ * shared and is only partly covered by an advisory command may have been left as it
+ * was; everything else in [a, b) reads zeros.
+ */
+static void zero_acked(struct suite *s, const struct inflight *f)
 {
 	struct vmodel *m = &s->v[f->vol];
-	bool good = r->r.status == 0;
-	bool nospc = r->r.status == 2 && r->r.sense_len >= 14 && (r->r.sense[2] & 0xF) == 0x7 &&
-		     r->r.sense[12] == 0x27 && r->r.sense[13] == 0x07;
-	if (!good && !nospc)
-		fail(s, "write vol %d sectors %" PRIu64 "+%" PRIu64 ": status %u sense %02x/%02x/%02x",
-		     f->vol, f->s0, f->ns, r->r.status, r->r.sense[2] & 0xF, r->r.sense[12],
-		     r->r.sense[13]);
-	for (uint64_t i = f->s0; i < f->s0 + f->ns; i++) {
-		if (good)
-			m->acked[i] = f->id;
-		m->pend[i] = NONE;
+	for (uint64_t e = f->s0 / EXT_SECT; e <= (f->s0 + f->ns - 1) / EXT_SECT; e++) {
+		uint64_t eb = e * EXT_SECT, ee = eb + EXT_SECT;
+		bool whole = f->s0 <= eb && f->s0 + f->ns >= ee;
+		unsigned bit = (unsigned)(e - f->e0);
+		bool amb = f->advisory && !whole && (f->maybe_mask >> bit & 1);
+		uint64_t ga = max64(f->a, eb), gb = min64(f->b, ee);
+		if (f->sure_mask >> bit & 1) {
+			if (whole)
+				s->shared_drops++;
+			else if (gb > ga && f->advisory)
+				s->shared_unmap_partial++;
+			else if (gb > ga && (ga + GRAN_SECT - 1) / GRAN_SECT < gb / GRAN_SECT)
+				s->ws_zero_shared_partial++; /* whole granules zeroed by redirect */
+		}
+		for (uint64_t i = ga; i < gb; i++) {
+			if (amb) {
+				if (m->acked[i])
+					m->alt[i] = 0;
+			} else {
+				m->acked[i] = 0;
+				m->alt[i] = NONE;
+			}
+			m->pend[i] = NONE;
+		}
+		if (whole) {
+			m->maybe_sh[e] = false;
+			m->grp[e] = 0;
+		}
 	}
-	if (!good)
-		s->writes_nospc++;
-	else if (f->kind == K_ZERO)
-		s->zeroes_acked++;
-	else if (f->kind == K_CAW)
-		s->caws_acked++;
-	else
-		s->writes_acked++;
+}
+
+/* ---- completions */
+
+static void copy_release(struct suite *s, const struct inflight *f)
+{
+	for (unsigned k = 0; k < f->nseg; k++) {
+		const struct cseg *g = &f->seg[k];
+		for (uint64_t i = 0; i < g->ns; i++)
+			s->v[g->sv].rd[g->ss + i]--;
+	}
+}
+
+static void copy_acked(struct suite *s, const struct inflight *f)
+{
+	bool shared = false, copied = false, within = false, cross = false;
+	for (unsigned k = 0; k < f->nseg; k++) {
+		const struct cseg *g = &f->seg[k];
+		struct vmodel *d = &s->v[g->dv], *src = &s->v[g->sv];
+		for (uint64_t i = 0; i < g->ns; i++) {
+			d->acked[g->ds + i] = d->pend[g->ds + i];
+			d->alt[g->ds + i] = NONE;
+			d->pend[g->ds + i] = NONE;
+		}
+		/* Extents the copied parts were written into are private now (a write redirects
+		 * a shared extent); the middle is shared for certain where the source extent
+		 * held data. */
+		for (uint64_t e = g->ds / EXT_SECT; e <= (g->ds + g->ns - 1) / EXT_SECT; e++)
+			if (e * EXT_SECT < g->mid_d || e * EXT_SECT >= g->mid_d + g->mid_n) {
+				d->maybe_sh[e] = false;
+				d->grp[e] = 0;
+			}
+		for (uint64_t j = 0; j < g->mid_n / EXT_SECT; j++) {
+			uint64_t se = g->mid_s / EXT_SECT + j, de = g->mid_d / EXT_SECT + j;
+			if (!(g->src_data >> j & 1)) {
+				d->grp[de] = 0;
+				continue;
+			}
+			if (!src->grp[se])
+				src->grp[se] = ++s->next_grp;
+			d->grp[de] = src->grp[se];
+			shared = true;
+		}
+		copied |= g->copied_data;
+		within |= g->sv == g->dv;
+		cross |= g->sv != g->dv;
+	}
+	s->xc_acked++;
+	s->xc_shared += shared;
+	s->xc_copied += copied;
+	s->xc_multi += f->nseg > 1;
+	s->xc_within += within;
+	s->xc_cross += cross;
+}
+
+static void complete(struct suite *s, struct inflight *f, const struct simhost_result *r)
+{
+	struct vmodel *m = &s->v[f->vol];
+	bool good = r->r.status == 0, nospc = is_nospc(r);
+	if (!good && !nospc)
+		fail(s, "%s on vol %d sectors %" PRIu64 "+%" PRIu64 ": status %u sense %02x/%02x/%02x",
+		     f->kind == K_COPY ? "EXTENDED COPY" : "command", f->vol, f->s0, f->ns,
+		     r->r.status, r->r.sense[2] & 0xF, r->r.sense[12], r->r.sense[13]);
+	if (nospc && f->kind == K_ZERO && f->advisory)
+		fail(s, "UNMAP refused for space");
+	switch (f->kind) {
+	case K_WRITE:
+	case K_CAW:
+		if (good) {
+			uint32_t sure = f->sure_mask;
+			for (unsigned bit = 0; sure >> bit; bit++) {
+				if (!(sure >> bit & 1))
+					continue;
+				uint64_t eb = (f->e0 + bit) * EXT_SECT;
+				if (f->s0 <= eb && f->s0 + f->ns >= eb + EXT_SECT)
+					s->row_overwrites++; /* the whole shared extent rewritten */
+				else
+					s->row_writes++; /* redirect: the rest read from the shared extent */
+			}
+		}
+		for (uint64_t i = f->a; i < f->b; i++) {
+			if (good) {
+				m->acked[i] = m->pend[i];
+				m->alt[i] = NONE;
+			}
+			m->pend[i] = NONE;
+		}
+		if (good)
+			extents_private(s, f->vol, f->s0, f->ns);
+		if (!good)
+			s->writes_nospc++;
+		else if (f->kind == K_CAW)
+			s->caws_acked++;
+		else
+			s->writes_acked++;
+		break;
+	case K_ZERO:
+		if (good) {
+			zero_acked(s, f);
+			s->zeroes_acked++;
+		} else {
+			s->writes_nospc++; /* part of it may be done: stays "in flight" until checked */
+		}
+		break;
+	case K_COPY:
+		copy_release(s, f);
+		if (good)
+			copy_acked(s, f);
+		else
+			s->xc_nospc++; /* segments may be partly done: "in flight" until checked */
+		break;
+	}
 	f->used = false;
 	s->nq--;
 }
@@ -192,23 +459,74 @@ static void reap(struct suite *s, int timeout_ms)
 	int n = simhost_reap(s->h, r, QD, timeout_ms);
 	if (n < 0)
 		fail(s, "reap: %s", strerror(-n));
+	if (n > 0 || !s->nq)
+		s->progress = now_s();
+	else if (now_s() - s->progress > STALL_S && !simhost_crashed(s->h))
+		fail(s, "no command completed for %d s, %u in flight: the engine is stuck", STALL_S,
+		     s->nq);
 	for (int i = 0; i < n; i++) {
 		struct inflight *f = find_tag(s, r[i].tag);
 		if (!f)
 			fail(s, "completion for an unknown tag %" PRIu64, r[i].tag);
-		/* After the power failed, errors are the dead disk's: the write stays "in flight". */
+		/* After the power failed, errors are the dead disk's: the command stays "in flight". */
 		if (r[i].r.status == 0 || !simhost_crashed(s->h))
-			write_done(s, f, &r[i]);
+			complete(s, f, &r[i]);
 		simhost_result_free(&r[i]);
 	}
 }
 
-static bool overlaps_inflight(struct suite *s, int vol, uint64_t s0, uint64_t ns)
+/* ---- submissions */
+
+static bool busy(struct suite *s, int vol, uint64_t s0, uint64_t ns, bool reads_too)
 {
+	const struct vmodel *m = &s->v[vol];
 	for (uint64_t i = s0; i < s0 + ns; i++)
-		if (s->v[vol].pend[i] != NONE)
+		if (m->pend[i] != NONE || (reads_too && m->rd[i]))
 			return true;
 	return false;
+}
+
+static bool has_alt(struct suite *s, int vol, uint64_t s0, uint64_t ns)
+{
+	for (uint64_t i = s0; i < s0 + ns; i++)
+		if (s->v[vol].alt[i] != NONE)
+			return true;
+	return false;
+}
+
+static struct inflight *slot(struct suite *s)
+{
+	for (int i = 0; i < QD; i++)
+		if (!s->q[i].used)
+			return &s->q[i];
+	fail(s, "no free slot");
+}
+
+/* Submit; false when the ring is full (reaped meanwhile; nothing was queued). */
+static bool submit(struct suite *s, int lun, const uint8_t *cdb, size_t cdb_len, const void *out,
+		   size_t out_len, uint64_t *tag)
+{
+	int rc = simhost_submit(s->h, lun, cdb, cdb_len, out, out_len, 0, tag);
+	if (rc == -EAGAIN) {
+		reap(s, 100);
+		return false;
+	}
+	if (rc < 0)
+		fail(s, "submit: %s", strerror(-rc));
+	return true;
+}
+
+/* Queue one command changing sectors [a, b) of vol (tokens in pend already, or set here). */
+static struct inflight *track(struct suite *s, int vol, uint64_t tag, uint8_t kind, uint64_t s0,
+			      uint64_t ns, uint64_t a, uint64_t b)
+{
+	struct inflight *f = slot(s);
+	*f = (struct inflight){.used = true, .tag = tag, .vol = vol, .kind = kind, .s0 = s0,
+			       .ns = ns, .a = a, .b = b, .e0 = s0 / EXT_SECT};
+	f->maybe_mask = extent_masks(s, vol, s0, ns, false);
+	f->sure_mask = extent_masks(s, vol, s0, ns, true);
+	s->nq++;
+	return f;
 }
 
 /* A random block-aligned range, often not granule-aligned, sometimes spanning extents. */
@@ -239,50 +557,26 @@ static void submit_write(struct suite *s)
 	struct vmodel *m = &s->v[vol];
 	uint64_t s0, ns;
 	pick_range(s, vol, &s0, &ns);
-	if (overlaps_inflight(s, vol, s0, ns))
+	if (busy(s, vol, s0, ns, true))
 		return;
 	uint32_t id = s->next_id++;
 	uint8_t *buf = malloc(ns * SECT);
 	if (!buf)
 		fail(s, "out of memory");
 	for (uint64_t i = 0; i < ns; i++)
-		fill_sector(buf + i * SECT, id, vol, s0 + i);
+		fill_sector(buf + i * SECT, token(id, vol, s0 + i));
 	uint8_t cdb[16];
 	cdb16(cdb, 0x8A, s0 * SECT / m->block, (uint32_t)(ns * SECT / m->block));
 	if (rnd_below(s, 4) == 0)
 		cdb[1] |= 0x08; /* FUA: accepted, the same as without under WCE=0 */
 	uint64_t tag;
-	int rc = simhost_submit(s->h, vol, cdb, 16, buf, ns * SECT, 0, &tag);
+	bool ok = submit(s, vol, cdb, 16, buf, ns * SECT, &tag);
 	free(buf);
-	if (rc == -EAGAIN) {
-		reap(s, 100);
+	if (!ok)
 		return;
-	}
-	if (rc < 0)
-		fail(s, "submit: %s", strerror(-rc));
-	struct inflight *f = NULL;
-	for (int i = 0; i < QD && !f; i++)
-		if (!s->q[i].used)
-			f = &s->q[i];
-	*f = (struct inflight){.used = true, .tag = tag, .vol = vol, .s0 = s0, .ns = ns, .id = id};
-	s->nq++;
+	track(s, vol, tag, K_WRITE, s0, ns, s0, s0 + ns);
 	for (uint64_t i = s0; i < s0 + ns; i++)
-		m->pend[i] = id;
-}
-
-/* Queue one command changing sectors [s0, s0+ns) of vol to id (0: zeros). */
-static void track(struct suite *s, int vol, uint64_t tag, uint64_t s0, uint64_t ns, uint32_t id,
-		  uint8_t kind)
-{
-	struct inflight *f = NULL;
-	for (int i = 0; i < QD && !f; i++)
-		if (!s->q[i].used)
-			f = &s->q[i];
-	*f = (struct inflight){.used = true, .tag = tag, .vol = vol, .s0 = s0, .ns = ns, .id = id,
-			       .kind = kind};
-	s->nq++;
-	for (uint64_t i = s0; i < s0 + ns; i++)
-		s->v[vol].pend[i] = id;
+		m->pend[i] = token(id, vol, i);
 }
 
 /* UNMAP (SBC-4 5.31) or WRITE SAME(16) of a zero block (5.49), UNMAP bit or not. */
@@ -292,9 +586,9 @@ static void submit_zero(struct suite *s)
 	struct vmodel *m = &s->v[vol];
 	uint64_t s0, ns;
 	pick_range(s, vol, &s0, &ns);
-	if (overlaps_inflight(s, vol, s0, ns))
-		return;
 	bool unmap_cmd = rnd_below(s, 2);
+	if (busy(s, vol, s0, ns, true) || (unmap_cmd && has_alt(s, vol, s0, ns)))
+		return;
 	uint64_t lba = s0 * SECT / m->block;
 	uint32_t nb = (uint32_t)(ns * SECT / m->block);
 	uint8_t cdb[16] = {0};
@@ -303,9 +597,8 @@ static void submit_zero(struct suite *s)
 	uint64_t a = s0, b = s0 + ns;
 	if (unmap_cmd) {
 		/* UNMAP changes whole 4 KiB granules only; partial ones keep their data */
-		uint64_t g_sect = VPOOL_GRANULE / SECT;
-		a = (s0 + g_sect - 1) / g_sect * g_sect;
-		b = (s0 + ns) / g_sect * g_sect;
+		a = (s0 + GRAN_SECT - 1) / GRAN_SECT * GRAN_SECT;
+		b = (s0 + ns) / GRAN_SECT * GRAN_SECT;
 		if (b < a)
 			b = a;
 		cdb[0] = 0x42;
@@ -325,14 +618,12 @@ static void submit_zero(struct suite *s)
 		out_len = m->block;
 	}
 	uint64_t tag;
-	int rc = simhost_submit(s->h, vol, cdb, cdb_len, out, out_len, 0, &tag);
-	if (rc == -EAGAIN) {
-		reap(s, 100);
+	if (!submit(s, vol, cdb, cdb_len, out, out_len, &tag))
 		return;
-	}
-	if (rc < 0)
-		fail(s, "submit: %s", strerror(-rc));
-	track(s, vol, tag, a, b - a, 0, K_ZERO);
+	struct inflight *f = track(s, vol, tag, K_ZERO, s0, ns, a, b);
+	f->advisory = unmap_cmd;
+	for (uint64_t i = a; i < b; i++)
+		m->pend[i] = 0;
 }
 
 /* COMPARE AND WRITE (SBC-4 5.3) of one block whose current data the model knows. */
@@ -342,7 +633,7 @@ static void submit_caw(struct suite *s)
 	struct vmodel *m = &s->v[vol];
 	uint64_t per_block = m->block / SECT;
 	uint64_t lba = rnd_below(s, m->nsect / per_block), s0 = lba * per_block;
-	if (overlaps_inflight(s, vol, s0, per_block))
+	if (busy(s, vol, s0, per_block, true) || has_alt(s, vol, s0, per_block))
 		return;
 	uint32_t id = s->next_id++;
 	uint8_t *buf = calloc(2, m->block);
@@ -350,23 +641,182 @@ static void submit_caw(struct suite *s)
 		fail(s, "out of memory");
 	for (uint64_t i = 0; i < per_block; i++) {
 		if (m->acked[s0 + i])
-			fill_sector(buf + i * SECT, m->acked[s0 + i], vol, s0 + i);
-		fill_sector(buf + m->block + i * SECT, id, vol, s0 + i);
+			fill_sector(buf + i * SECT, m->acked[s0 + i]);
+		fill_sector(buf + m->block + i * SECT, token(id, vol, s0 + i));
 	}
 	uint8_t cdb[16] = {0x89};
 	for (int i = 0; i < 8; i++)
 		cdb[2 + i] = (uint8_t)(lba >> (56 - 8 * i));
 	cdb[13] = 1;
 	uint64_t tag;
-	int rc = simhost_submit(s->h, vol, cdb, 16, buf, 2 * m->block, 0, &tag);
+	bool ok = submit(s, vol, cdb, 16, buf, 2 * m->block, &tag);
 	free(buf);
-	if (rc == -EAGAIN) {
-		reap(s, 100);
+	if (!ok)
 		return;
+	track(s, vol, tag, K_CAW, s0, per_block, s0, s0 + per_block);
+	for (uint64_t i = s0; i < s0 + per_block; i++)
+		m->pend[i] = token(id, vol, i);
+}
+
+/*
+ * One random segment: source and destination volume (the same one a quarter of the
+ * time), a range of whole blocks of both; extent-aligned (shared, maybe with an
+ * unaligned tail), congruent modulo the extent but unaligned (head and tail copied),
+ * anything (copied; overlapping within one volume), or a whole-volume clone.
+ */
+static bool pick_segment(struct suite *s, struct cseg *g)
+{
+	g->sv = (int)rnd_below(s, NVOL);
+	g->dv = rnd_below(s, 4) == 0 ? g->sv : (int)rnd_below(s, NVOL);
+	const struct vmodel *sm = &s->v[g->sv], *dm = &s->v[g->dv];
+	uint64_t u = max64(sm->block, dm->block) / SECT; /* sectors per block of both */
+	uint64_t len;
+	switch (rnd_below(s, 16)) {
+	case 0: /* a clone of the whole (smaller) volume */
+		g->ss = g->ds = 0;
+		len = min64(sm->nsect, dm->nsect);
+		if (g->sv == g->dv)
+			return false;
+		break;
+	case 1: case 2: case 3: case 4: case 5: case 6: /* extent-aligned */
+		len = EXT_SECT * (1 + rnd_below(s, 3));
+		if (rnd_below(s, 3) == 0)
+			len += u * rnd_below(s, EXT_SECT / u);
+		g->ss = EXT_SECT * rnd_below(s, sm->next);
+		g->ds = EXT_SECT * rnd_below(s, dm->next);
+		break;
+	case 7: case 8: case 9: case 10: case 11: { /* congruent, unaligned */
+		len = u * (1 + rnd_below(s, 3 * EXT_SECT / u));
+		uint64_t off = u * rnd_below(s, EXT_SECT / u);
+		g->ss = EXT_SECT * rnd_below(s, sm->next) + off;
+		g->ds = EXT_SECT * rnd_below(s, dm->next) + off;
+		break;
+	}
+	default: /* anything */
+		len = u * (1 + rnd_below(s, 3 * EXT_SECT / u));
+		g->ss = u * rnd_below(s, sm->nsect / u);
+		g->ds = u * rnd_below(s, dm->nsect / u);
+		if (g->sv == g->dv && rnd_below(s, 2)) /* overlapping ranges */
+			g->ds = g->ss + u * rnd_below(s, 64) * (rnd_below(s, 2) ? 1 : (uint64_t)-1);
+		break;
+	}
+	if (g->ss >= sm->nsect || g->ds >= dm->nsect)
+		return false;
+	len = min64(len, min64(sm->nsect - g->ss, dm->nsect - g->ds)) / u * u;
+	if (!len)
+		return false;
+	g->ns = len;
+	/* The handler's split (handlers/xcopy.c): the extent-aligned middle of congruent,
+	 * non-overlapping ranges is shared, the rest copied. */
+	bool overlap = g->sv == g->dv && g->ss < g->ds + len && g->ds < g->ss + len;
+	g->mid_n = 0;
+	if (!overlap && g->ss % EXT_SECT == g->ds % EXT_SECT) {
+		uint64_t head = min64((EXT_SECT - g->ss % EXT_SECT) % EXT_SECT, len);
+		g->mid_n = (len - head) / EXT_SECT * EXT_SECT;
+		g->mid_s = g->ss + head;
+		g->mid_d = g->ds + head;
+	}
+	return true;
+}
+
+/* EXTENDED COPY(LID1) of 1..MAXSEG random segments, received by a random LUN. */
+static void submit_copy(struct suite *s)
+{
+	struct inflight f = {.kind = K_COPY};
+	unsigned want = rnd_below(s, 3) ? 1 : 2 + (unsigned)rnd_below(s, MAXSEG - 1);
+	for (unsigned tries = 0; f.nseg < want && tries < 4 * want; tries++) {
+		struct cseg *g = &f.seg[f.nseg];
+		if (!pick_segment(s, g))
+			continue;
+		/* Source: nothing in flight changes it, no ambiguity; destination: nothing in flight
+		 * reads or changes it. Earlier segments of this command are in the model already. */
+		if (busy(s, g->sv, g->ss, g->ns, false) || has_alt(s, g->sv, g->ss, g->ns) ||
+		    busy(s, g->dv, g->ds, g->ns, true))
+			continue;
+		struct vmodel *sm = &s->v[g->sv], *dm = &s->v[g->dv];
+		g->src_data = 0;
+		for (uint64_t j = 0; j < g->mid_n / EXT_SECT; j++)
+			for (uint64_t i = 0; i < EXT_SECT; i++)
+				if (sm->acked[g->mid_s + j * EXT_SECT + i])
+					g->src_data |= 1ull << j;
+		g->copied_data = false;
+		for (uint64_t i = 0; i < g->ns; i++) {
+			bool in_mid = g->ss + i >= g->mid_s && g->ss + i < g->mid_s + g->mid_n;
+			if (!in_mid && sm->acked[g->ss + i])
+				g->copied_data = true;
+		}
+		/* The destination gets the source's acknowledged content (memmove when they
+		 * overlap: every token is taken before any is replaced). */
+		uint64_t *tok = malloc(g->ns * sizeof(uint64_t));
+		if (!tok)
+			fail(s, "out of memory");
+		memcpy(tok, sm->acked + g->ss, g->ns * sizeof(uint64_t));
+		for (uint64_t i = 0; i < g->ns; i++) {
+			sm->rd[g->ss + i]++;
+			dm->pend[g->ds + i] = tok[i];
+		}
+		free(tok);
+		for (uint64_t j = 0; j < g->mid_n / EXT_SECT; j++) {
+			sm->maybe_sh[g->mid_s / EXT_SECT + j] = true;
+			dm->maybe_sh[g->mid_d / EXT_SECT + j] = true;
+		}
+		for (uint64_t e = g->ds / EXT_SECT; e <= (g->ds + g->ns - 1) / EXT_SECT; e++)
+			dm->grp[e] = 0; /* certain again once acknowledged */
+		f.nseg++;
+	}
+	if (!f.nseg)
+		return;
+	/* The CSCD list: each volume the segments name, with the NAA its VPD 83h reports. */
+	struct sb_cscd cscd[NVOL];
+	int idx[NVOL];
+	unsigned nc = 0;
+	for (int v = 0; v < NVOL; v++)
+		idx[v] = -1;
+	struct sb_segment seg[MAXSEG];
+	for (unsigned k = 0; k < f.nseg; k++) {
+		const struct cseg *g = &f.seg[k];
+		int ends[2] = {g->sv, g->dv};
+		for (int e = 0; e < 2; e++)
+			if (idx[ends[e]] < 0) {
+				idx[ends[e]] = (int)nc;
+				memcpy(cscd[nc].naa, s->v[ends[e]].naa, 16);
+				cscd[nc++].block_size = s->v[ends[e]].block;
+			}
+		uint32_t sbs = s->v[g->sv].block, dbs = s->v[g->dv].block;
+		bool dc = rnd_below(s, 2);
+		seg[k] = (struct sb_segment){.src = (uint16_t)idx[g->sv], .dst = (uint16_t)idx[g->dv],
+					     .dc = dc,
+					     .nblocks = (uint16_t)(g->ns * SECT / (dc ? dbs : sbs)),
+					     .src_lba = g->ss * SECT / sbs, .dst_lba = g->ds * SECT / dbs};
+	}
+	uint8_t list[SB_XCOPY_HDR + NVOL * SB_XCOPY_CSCD_LEN + MAXSEG * SB_XCOPY_SEG_LEN];
+	size_t len = sb_xcopy_list(list, sizeof(list), 0, SB_LIST_ID_NONE, cscd, nc, seg, f.nseg);
+	if (!len)
+		fail(s, "EXTENDED COPY parameter list does not fit");
+	uint8_t cdb[16];
+	sb_xcopy_cdb(cdb, (uint32_t)len);
+	int lun = (int)rnd_below(s, NVOL); /* any LUN of the pool may receive it (co-visible) */
+	int rc = simhost_submit(s->h, lun, cdb, 16, list, len, 0, &f.tag);
+	if (rc == -EAGAIN) {
+		/* Ring full: undo the model's marks, as if never picked. */
+		for (unsigned k = f.nseg; k-- > 0;) {
+			const struct cseg *g = &f.seg[k];
+			for (uint64_t i = 0; i < g->ns; i++) {
+				s->v[g->sv].rd[g->ss + i]--;
+				s->v[g->dv].pend[g->ds + i] = NONE;
+			}
+		}
+		reap(s, 100);
+		return; /* maybe_sh stays set: conservative */
 	}
 	if (rc < 0)
 		fail(s, "submit: %s", strerror(-rc));
-	track(s, vol, tag, s0, per_block, id, K_CAW);
+	f.used = true;
+	f.vol = f.seg[0].dv;
+	f.s0 = f.seg[0].ds;
+	f.ns = f.seg[0].ns;
+	*slot(s) = f;
+	s->nq++;
 }
 
 /* Deallocate a range through the pool (synchronous); in flight meanwhile as "may be zero". */
@@ -377,29 +827,53 @@ static void deallocate(struct suite *s)
 	uint64_t s0, ns;
 	pick_range(s, vol, &s0, &ns);
 	if (rnd_below(s, 2)) { /* whole extents, to return space to the pool */
-		uint64_t per_ext = EXTENT / SECT;
-		s0 -= s0 % per_ext;
-		ns = per_ext * (1 + rnd_below(s, 3));
+		s0 -= s0 % EXT_SECT;
+		ns = EXT_SECT * (1 + rnd_below(s, 3));
 		if (s0 + ns > m->nsect)
 			ns = m->nsect - s0;
 	}
-	if (overlaps_inflight(s, vol, s0, ns))
+	if (busy(s, vol, s0, ns, true) || has_alt(s, vol, s0, ns))
 		return;
 	/* Only whole 4 KiB granules change; partial ones keep their data. */
-	uint64_t g_sect = VPOOL_GRANULE / SECT;
-	uint64_t a = (s0 + g_sect - 1) / g_sect * g_sect, b = (s0 + ns) / g_sect * g_sect;
-	for (uint64_t i = a; i < b; i++)
+	struct inflight f = {.vol = vol, .kind = K_ZERO, .s0 = s0, .ns = ns, .advisory = true,
+			     .e0 = s0 / EXT_SECT};
+	f.a = (s0 + GRAN_SECT - 1) / GRAN_SECT * GRAN_SECT;
+	f.b = max64(f.a, (s0 + ns) / GRAN_SECT * GRAN_SECT);
+	f.maybe_mask = extent_masks(s, vol, s0, ns, false);
+	f.sure_mask = extent_masks(s, vol, s0, ns, true);
+	for (uint64_t i = f.a; i < f.b; i++)
 		m->pend[i] = 0;
 	int rc = simhost_deallocate(s->h, m->name, s0 * SECT, ns * SECT);
 	if (rc < 0 && simhost_crashed(s->h))
 		return; /* stays "may be zero" until the check after recovery */
 	if (rc < 0)
 		fail(s, "deallocate %s %" PRIu64 "+%" PRIu64 ": %s", m->name, s0, ns, strerror(-rc));
-	for (uint64_t i = a; i < b; i++) {
-		m->acked[i] = 0;
-		m->pend[i] = NONE;
-	}
+	zero_acked(s, &f);
 	s->deallocs++;
+}
+
+/* ---- the NAA designators, as VPD 83h reports them */
+
+static void read_naa(struct suite *s, int vol, uint8_t naa[16])
+{
+	uint8_t cdb[6];
+	sb_inquiry_vpd_cdb(cdb, 0x83, 255);
+	struct simhost_result r;
+	run_sync(s, vol, cdb, 6, 255, &r);
+	if (r.r.status != 0 || sb_vpd83_naa(r.r.data_in, r.r.data_in_len, naa) < 0)
+		fail(s, "INQUIRY VPD 83h of %s: status %u, no NAA designator", s->v[vol].name,
+		     r.r.status);
+	simhost_result_free(&r);
+}
+
+static void check_naas(struct suite *s)
+{
+	for (int i = 0; i < NVOL; i++) {
+		uint8_t naa[16];
+		read_naa(s, i, naa);
+		if (memcmp(naa, s->v[i].naa, 16))
+			fail(s, "%s: the NAA designator changed", s->v[i].name);
+	}
 }
 
 /* ---- checking */
@@ -411,30 +885,33 @@ static void check_volume(struct suite *s, int vol)
 		uint64_t ns = m->nsect - s0 < READ_CHUNK / SECT ? m->nsect - s0 : READ_CHUNK / SECT;
 		uint8_t cdb[16];
 		cdb16(cdb, 0x88, s0 * SECT / m->block, (uint32_t)(ns * SECT / m->block));
-		uint64_t tag;
-		int rc = simhost_submit(s->h, vol, cdb, 16, NULL, 0, ns * SECT, &tag);
-		if (rc < 0)
-			fail(s, "read submit: %s", strerror(-rc));
 		struct simhost_result r;
-		int n = simhost_reap(s->h, &r, 1, 60000);
-		if (n != 1 || r.tag != tag)
-			fail(s, "read of %s did not complete", m->name);
+		run_sync(s, vol, cdb, 16, ns * SECT, &r);
 		if (r.r.status != 0 || r.r.data_in_len != ns * SECT)
 			fail(s, "read %s at sector %" PRIu64 ": status %u sense %02x/%02x/%02x len %zu",
 			     m->name, s0, r.r.status, r.r.sense[2] & 0xF, r.r.sense[12], r.r.sense[13],
 			     r.r.data_in_len);
 		for (uint64_t i = 0; i < ns; i++) {
 			uint64_t sect = s0 + i;
-			uint32_t got = decode_sector(r.r.data_in + i * SECT, vol, sect);
-			uint32_t want = m->acked[sect], alt = m->pend[sect];
-			if (got != want && got != alt)
-				fail(s, "%s sector %" PRIu64 ": holds %s %u, expected write %u%s%u",
-				     m->name, sect, got == NONE ? "garbage, not write" : "write",
-				     got == NONE ? 0 : got, want, alt == NONE ? "" : " or ",
-				     alt == NONE ? 0 : alt);
-			if (alt != NONE && got == alt && alt != want)
+			uint64_t got = decode_sector(r.r.data_in + i * SECT);
+			uint64_t want = m->acked[sect], alt = m->alt[sect], pend = m->pend[sect];
+			if (got != want && got != alt && got != pend) {
+				char msg[160];
+				int n = snprintf(msg, sizeof(msg), "%016" PRIx64, want);
+				if (alt != NONE)
+					n += snprintf(msg + n, sizeof(msg) - (size_t)n, " or %016" PRIx64, alt);
+				if (pend != NONE)
+					snprintf(msg + n, sizeof(msg) - (size_t)n, " or %016" PRIx64 " (in flight)",
+						 pend);
+				fail(s, "%s sector %" PRIu64 ": holds %s%016" PRIx64 ", expected %s "
+				     "(token = write id << 32 | volume << 24 | sector written)",
+				     m->name, sect, got == NONE ? "garbage, not " : "", got == NONE ? 0 : got,
+				     msg);
+			}
+			if (pend != NONE && got == pend && pend != want)
 				s->torn_seen++;
 			m->acked[sect] = got;
+			m->alt[sect] = NONE;
 			m->pend[sect] = NONE;
 		}
 		s->sectors_checked += ns;
@@ -442,13 +919,44 @@ static void check_volume(struct suite *s, int vol)
 	}
 }
 
-static void check_all(struct suite *s, const char *when)
+static void verify_pool(struct suite *s, const char *when)
 {
-	for (int i = 0; i < NVOL; i++)
-		check_volume(s, i);
 	int problems = simhost_verify(s->h, stderr);
 	if (problems != 0)
-		fail(s, "pool invariants violated after %s (%d problems, listed above)", when, problems);
+		fail(s, "pool invariants violated %s (%d problems, listed above)", when, problems);
+	s->verifies++;
+}
+
+/* After a recovery nothing is in flight: used = referenced extents. Sharing = maps hold more. */
+static void note_sharing(struct suite *s)
+{
+	char *js = simhost_stats_json(s->h);
+	json_object *o = js ? json_tokener_parse(js) : NULL, *pool, *used, *vols;
+	if (!o || !json_object_object_get_ex(o, "pool", &pool) ||
+	    !json_object_object_get_ex(pool, "used", &used) ||
+	    !json_object_object_get_ex(o, "volumes", &vols))
+		fail(s, "stats: %s", js ? js : "none");
+	uint64_t mapped = 0;
+	for (size_t i = 0; i < json_object_array_length(vols); i++) {
+		json_object *m;
+		if (json_object_object_get_ex(json_object_array_get_idx(vols, i), "mapped", &m))
+			mapped += (uint64_t)json_object_get_uint64(m);
+	}
+	if (mapped > (uint64_t)json_object_get_uint64(used))
+		s->shared_after_recovery++;
+	json_object_put(o);
+	free(js);
+}
+
+static void check_all(struct suite *s, const char *when)
+{
+	check_naas(s);
+	for (int i = 0; i < NVOL; i++)
+		check_volume(s, i);
+	char what[64];
+	snprintf(what, sizeof(what), "after %s", when);
+	verify_pool(s, what);
+	note_sharing(s);
 }
 
 static void exec_check(struct suite *s)
@@ -485,6 +993,18 @@ static void run_vaai_check(struct suite *s)
 
 /* ---- setup and the main loop */
 
+static void model_reset(struct vmodel *m)
+{
+	memset(m->acked, 0, m->nsect * sizeof(uint64_t));
+	memset(m->alt, 0xFF, m->nsect * sizeof(uint64_t));
+	memset(m->pend, 0xFF, m->nsect * sizeof(uint64_t));
+	memset(m->rd, 0, m->nsect);
+	memset(m->maybe_sh, 0, m->next * sizeof(bool));
+	memset(m->grp, 0, m->next * sizeof(uint32_t));
+}
+
+static const uint32_t vol_mib[NVOL] = {4, 4, 3, 2, 2};
+
 static void setup(struct suite *s)
 {
 	const char *tmp = getenv("VAAID_TEST_TMP");
@@ -501,73 +1021,137 @@ static void setup(struct suite *s)
 		fail(s, "create pool: %s", err);
 	/* 15 MiB of volumes on a pool with 11 MiB of capacity: thin and over-committed,
 	 * so allocating writes meet DATA PROTECT and must change nothing. */
-	static const uint32_t mib[NVOL] = {4, 4, 3, 2, 2};
 	for (int i = 0; i < NVOL; i++) {
 		struct vmodel *m = &s->v[i];
 		snprintf(m->name, sizeof(m->name), "vol%d", i);
 		m->block = i == 2 ? 4096 : 512;
-		m->nsect = (uint64_t)mib[i] << 20 >> 9;
-		m->acked = calloc(m->nsect, sizeof(uint32_t));
-		m->pend = malloc(m->nsect * sizeof(uint32_t));
-		if (!m->acked || !m->pend)
+		m->nsect = (uint64_t)vol_mib[i] << 20 >> 9;
+		m->next = m->nsect / EXT_SECT;
+		m->acked = malloc(m->nsect * sizeof(uint64_t));
+		m->alt = malloc(m->nsect * sizeof(uint64_t));
+		m->pend = malloc(m->nsect * sizeof(uint64_t));
+		m->rd = malloc(m->nsect);
+		m->maybe_sh = malloc(m->next * sizeof(bool));
+		m->grp = malloc(m->next * sizeof(uint32_t));
+		if (!m->acked || !m->alt || !m->pend || !m->rd || !m->maybe_sh || !m->grp)
 			fail(s, "out of memory");
-		memset(m->pend, 0xFF, m->nsect * sizeof(uint32_t));
-		rc = simhost_volume_create(s->h, m->name, (uint64_t)mib[i] << 20, m->block);
+		model_reset(m);
+		rc = simhost_volume_create(s->h, m->name, (uint64_t)vol_mib[i] << 20, m->block);
 		if (rc == 0)
 			rc = simhost_attach(s->h, m->name, i);
 		if (rc < 0)
 			fail(s, "volume %s: %s", m->name, strerror(-rc));
+		read_naa(s, i, m->naa);
 	}
 	s->next_id = 1;
 }
 
-/* A clean reopen (checkpoint on close, recovery without replay), keeping the armed crash. */
-static void clean_reopen(struct suite *s, uint64_t target)
+/* The armed crash's I/Os still to go (the count restarts with each device). */
+static uint64_t crash_left(struct suite *s)
 {
-	uint64_t done = simhost_io_ops(s->h);
+	uint64_t done = simhost_io_ops(s->h) - s->arm_base;
+	return s->target > done ? s->target - done : 1;
+}
+
+static void rearm(struct suite *s, uint64_t left)
+{
+	int rc = simhost_arm_crash(s->h, left);
+	if (rc < 0)
+		fail(s, "arm: %s", strerror(-rc));
+	s->target = left;
+	s->arm_base = simhost_io_ops(s->h);
+}
+
+/* A clean reopen (checkpoint on close, recovery without replay), keeping the armed crash. */
+static void clean_reopen(struct suite *s)
+{
+	uint64_t left = crash_left(s);
 	int rc = simhost_arm_crash(s->h, 0);
 	if (rc == 0)
 		rc = simhost_reopen(s->h);
 	if (rc < 0)
 		fail(s, "clean reopen: %s", strerror(-rc));
-	if (rc == 0 && target > done)
-		rc = simhost_arm_crash(s->h, target - done);
-	if (rc < 0)
-		fail(s, "arm: %s", strerror(-rc));
+	rearm(s, left);
 	s->reopens++;
+}
+
+/*
+ * Delete a volume whose extents may be shared with others (the copies must keep
+ * their data, the references go) and create it again: empty, with a new NAA. The
+ * control path runs synchronously, so the crash is disarmed meanwhile; the
+ * records stay in the journal for the replays of later crashes.
+ */
+static void recycle_volume(struct suite *s)
+{
+	int vol = (int)rnd_below(s, NVOL);
+	struct vmodel *m = &s->v[vol];
+	bool shared = false;
+	for (uint64_t e = 0; e < m->next; e++)
+		shared |= sure_shared(s, vol, e, true);
+	uint64_t left = crash_left(s);
+	int rc = simhost_arm_crash(s->h, 0);
+	if (rc == 0)
+		rc = simhost_detach(s->h, vol);
+	if (rc == 0)
+		rc = simhost_volume_delete(s->h, m->name);
+	if (rc == 0)
+		rc = simhost_volume_create(s->h, m->name, (uint64_t)vol_mib[vol] << 20, m->block);
+	if (rc == 0)
+		rc = simhost_attach(s->h, m->name, vol);
+	if (rc < 0)
+		fail(s, "delete and create %s again: %s", m->name, strerror(-rc));
+	uint8_t old[16];
+	memcpy(old, m->naa, 16);
+	read_naa(s, vol, m->naa);
+	if (!memcmp(old, m->naa, 16))
+		fail(s, "%s created again with the NAA of the deleted volume", m->name);
+	model_reset(m);
+	rearm(s, left);
+	s->recycles++;
+	s->source_deletes += shared;
 }
 
 static void one_point(struct suite *s)
 {
-	uint64_t target = 1 + rnd_below(s, rnd_below(s, 4) == 0 ? 2000 : 300);
-	int rc = simhost_arm_crash(s->h, target);
-	if (rc < 0)
-		fail(s, "arm: %s", strerror(-rc));
+	rearm(s, 1 + rnd_below(s, rnd_below(s, 4) == 0 ? 2000 : 300));
+	s->progress = now_s();
 	unsigned steps = 0;
 	while (!simhost_crashed(s->h)) {
 		if (++steps > 1000000)
-			fail(s, "the armed crash (%" PRIu64 " I/Os) never fired", target);
-		unsigned what = (unsigned)rnd_below(s, 100);
-		if (s->nq >= QD || what < 30)
+			fail(s, "the armed crash (%" PRIu64 " I/Os) never fired", s->target);
+		unsigned what = (unsigned)rnd_below(s, 1000);
+		if (s->nq >= QD || what < 300)
 			reap(s, s->nq >= QD ? 50 : 0);
-		else if (what < 82)
+		else if (what < 760)
 			submit_write(s);
-		else if (what < 88)
+		else if (what < 820)
 			submit_zero(s);
-		else if (what < 92)
+		else if (what < 860)
 			submit_caw(s);
-		else if (what < 99)
+		else if (what < 930)
+			submit_copy(s);
+		else if (what < 985)
 			deallocate(s);
+		else if (what < 988)
+			verify_pool(s, "with commands in flight");
+		else if (s->nq == 0 && what < 994)
+			clean_reopen(s);
 		else if (s->nq == 0)
-			clean_reopen(s, target);
+			recycle_volume(s);
 	}
 	/* Power is gone: commands in flight never complete; recover. */
-	rc = simhost_crash(s->h);
+	int rc = simhost_crash(s->h);
 	if (rc < 0)
 		fail(s, "recovery after the crash failed: %s", strerror(-rc));
 	for (int i = 0; i < QD; i++)
+		if (s->q[i].used && s->q[i].kind == K_COPY)
+			copy_release(s, &s->q[i]);
+	for (int i = 0; i < QD; i++)
 		s->q[i].used = false;
 	s->nq = 0;
+	/* A copy in flight may or may not have shared: nothing is certain any more. */
+	for (int i = 0; i < NVOL; i++)
+		memset(s->v[i].grp, 0, s->v[i].next * sizeof(uint32_t));
 	check_all(s, "recovery");
 }
 
@@ -610,24 +1194,59 @@ int main(int argc, char **argv)
 	       " writes acknowledged, %" PRIu64 " refused for space, %" PRIu64
 	       " deallocations, %" PRIu64 " clean reopens, %" PRIu64
 	       " sectors checked, %" PRIu64 " sectors found holding unacknowledged data; %" PRIu64
-	       " UNMAP/WRITE SAME zero and %" PRIu64 " COMPARE AND WRITE acknowledged\n",
+	       " UNMAP/WRITE SAME zero and %" PRIu64 " COMPARE AND WRITE acknowledged; %" PRIu64
+	       " pool verifications\n",
 	       s.points, s.seed, s.writes_acked, s.writes_nospc, s.deallocs, s.reopens,
-	       s.sectors_checked, s.torn_seen, s.zeroes_acked, s.caws_acked);
+	       s.sectors_checked, s.torn_seen, s.zeroes_acked, s.caws_acked, s.verifies);
+	printf("crash_suite: EXTENDED COPY: %" PRIu64 " acknowledged (%" PRIu64 " sharing extents, %" PRIu64
+	       " copying data, %" PRIu64 " multi-segment, %" PRIu64 " within one volume, %" PRIu64
+	       " between volumes, %" PRIu64 " refused for space); on certainly shared extents: %" PRIu64
+	       " redirect-on-write writes, %" PRIu64 " whole overwrites, %" PRIu64
+	       " references dropped by UNMAP/WRITE SAME/deallocation, %" PRIu64
+	       " partial UNMAPs, %" PRIu64 " partial WRITE SAME zero; %" PRIu64
+	       " volumes deleted and created again (%" PRIu64 " sharing extents with another); sharing "
+	       "found in the pool after %" PRIu64 " recoveries\n",
+	       s.xc_acked, s.xc_shared, s.xc_copied, s.xc_multi, s.xc_within, s.xc_cross, s.xc_nospc,
+	       s.row_writes, s.row_overwrites, s.shared_drops, s.shared_unmap_partial,
+	       s.ws_zero_shared_partial, s.recycles, s.source_deletes, s.shared_after_recovery);
 	/* The workload must have exercised what it claims to (a suite that cannot fail is no test). */
-	if (s.points >= 100 && (!s.writes_nospc || !s.deallocs || !s.reopens || !s.torn_seen ||
-				!s.zeroes_acked || !s.caws_acked))
-		fail(&s, "the workload did not exercise out-of-space, deallocation, clean reopens "
-			 "and unacknowledged data all at once; widen it");
+	struct {
+		const char *what;
+		uint64_t n;
+	} need[] = {
+		{"writes acknowledged", s.writes_acked},
+		{"writes refused for space", s.writes_nospc},
+		{"deallocations", s.deallocs},
+		{"clean reopens", s.reopens},
+		{"unacknowledged data found after a crash", s.torn_seen},
+		{"UNMAP / WRITE SAME zero", s.zeroes_acked},
+		{"COMPARE AND WRITE", s.caws_acked},
+		{"EXTENDED COPY sharing extents", s.xc_shared},
+		{"EXTENDED COPY copying data", s.xc_copied},
+		{"multi-segment EXTENDED COPY", s.xc_multi},
+		{"EXTENDED COPY within one volume", s.xc_within},
+		{"EXTENDED COPY between volumes", s.xc_cross},
+		{"redirect-on-write into a shared extent", s.row_writes},
+		{"overwrite of a whole shared extent", s.row_overwrites},
+		{"reference of a shared extent dropped by UNMAP/deallocation", s.shared_drops},
+		{"UNMAP partly covering a shared extent", s.shared_unmap_partial},
+		{"WRITE SAME zero partly covering a shared extent", s.ws_zero_shared_partial},
+		{"deletion of a volume sharing extents", s.source_deletes},
+		{"sharing found in the pool after a recovery", s.shared_after_recovery},
+	};
+	for (size_t i = 0; s.points >= 100 && i < sizeof(need) / sizeof(need[0]); i++)
+		if (!need[i].n)
+			fail(&s, "the workload never exercised: %s; widen it", need[i].what);
+	if (!s.writes_acked || !s.deallocs || !s.torn_seen)
+		fail(&s, "workload too weak: acked %" PRIu64 " deallocs %" PRIu64
+			 " unacked-present %" PRIu64, s.writes_acked, s.deallocs, s.torn_seen);
 	for (int i = 0; i < NVOL; i++) {
 		free(s.v[i].acked);
+		free(s.v[i].alt);
 		free(s.v[i].pend);
-	}
-	/* The suite must have exercised what it claims to. */
-	if (!s.writes_acked || !s.deallocs || !s.torn_seen) {
-		fprintf(stderr, "crash_suite: workload too weak: acked %" PRIu64 " deallocs %" PRIu64
-				" unacked-present %" PRIu64 "\n",
-			s.writes_acked, s.deallocs, s.torn_seen);
-		return 1;
+		free(s.v[i].rd);
+		free(s.v[i].maybe_sh);
+		free(s.v[i].grp);
 	}
 	return 0;
 }

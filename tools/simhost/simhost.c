@@ -42,6 +42,7 @@ struct simhost {
 	uint64_t seed;
 	uint64_t backing_limit; /* crashsim: simulated full file system (0: none) */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
+	bool bench_skip_reserve; /* io=uring: simhost_bench_skip_reserve (benchmarks only) */
 	struct vreactor *r;
 	struct vblk *dev;
 	struct vpool *pool;
@@ -120,8 +121,11 @@ static int open_dev(struct simhost *h, uint64_t create_size, char *err, size_t e
 		rc = vblk_crashsim_open(h->r, h->path, create_size, h->seed, &h->dev);
 		if (rc == 0)
 			vblk_crashsim_set_alloc_limit(h->dev, h->backing_limit);
-	} else
+	} else {
 		rc = vblk_uring_open(h->r, h->path, create_size, &h->dev);
+		if (rc == 0 && h->bench_skip_reserve)
+			rc = vblk_uring_bench_skip_reserve(h->dev, true);
+	}
 	if (rc < 0)
 		snprintf(err, errlen, "%s: %s", h->path,
 			 rc == -EEXIST ? "already exists" : strerror(-rc));
@@ -339,6 +343,17 @@ static void apply_threshold(struct simhost *h)
 	vpool_set_soft_threshold(h->pool, bytes, threshold_crossed, h);
 }
 
+int simhost_bench_skip_reserve(struct simhost *h, bool skip)
+{
+	if (h->io != SIMHOST_IO_URING)
+		return -EOPNOTSUPP;
+	engine_stop(h);
+	h->bench_skip_reserve = skip;
+	int rc = vblk_uring_bench_skip_reserve(h->dev, skip);
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
 int simhost_set_threshold(struct simhost *h, unsigned pct)
 {
 	if (pct > 100)
@@ -374,6 +389,38 @@ int simhost_attach(struct simhost *h, const char *volume, int lun)
 		lun_teardown(l, false);
 		l->used = false;
 	}
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
+int simhost_detach(struct simhost *h, int lun)
+{
+	if (lun < 0 || lun >= SIMHOST_MAX_LUNS || !h->luns[lun].used)
+		return -ENODEV;
+	struct hlun *l = &h->luns[lun];
+	if (l->k && simk_inflight(l->k))
+		return -EBUSY;
+	engine_stop(h);
+	tcmu_dev_stop(l->dev);
+	/* Let the poll's cancellation complete here: a device destroyed with it pending
+	 * leaves a small struct for the reactor to free, which a simulated power loss
+	 * (reactor destroyed without running) would leak. */
+	for (int i = 0; i < 1000 && !tcmu_dev_quiesced(l->dev); i++)
+		if (vreactor_run_once(h->r, 10) < 0)
+			break;
+	lun_teardown(l, false);
+	l->used = false;
+	l->vol[0] = 0;
+	return engine_start(h);
+}
+
+int simhost_volume_delete(struct simhost *h, const char *name)
+{
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && !strcmp(h->luns[i].vol, name))
+			return -EBUSY;
+	engine_stop(h);
+	int rc = vpool_volume_delete(h->pool, name);
 	int rc2 = engine_start(h);
 	return rc < 0 ? rc : rc2;
 }
@@ -590,7 +637,13 @@ uint64_t simhost_io_ops(const struct simhost *h)
 	return h->io == SIMHOST_IO_CRASHSIM ? vblk_crashsim_io_count(h->dev) : 0;
 }
 
-struct vblk_stats simhost_blk_stats(struct simhost *h) { return h->dev->stats; }
+struct vblk_stats simhost_blk_stats(struct simhost *h)
+{
+	engine_stop(h); /* the counters are the engine thread's */
+	struct vblk_stats st = h->dev->stats;
+	engine_start(h);
+	return st;
+}
 
 char *simhost_stats_json(struct simhost *h)
 {

@@ -45,6 +45,15 @@ int simhost_close(struct simhost *h);
 
 int simhost_volume_create(struct simhost *h, const char *name, uint64_t size, uint32_t block);
 int simhost_attach(struct simhost *h, const char *volume, int lun);
+/* Detach a LUN with nothing in flight (-EBUSY otherwise); its volume stays. */
+int simhost_detach(struct simhost *h, int lun);
+/*
+ * Delete a volume (vpool_volume_delete: every reference dropped, durable on
+ * return); no LUN may have it attached (-EBUSY). Control path: runs the reactor
+ * from the caller's thread until the record is durable, so a simulated power
+ * loss must not be armed to fire meanwhile (it would never return).
+ */
+int simhost_volume_delete(struct simhost *h, const char *name);
 /*
  * Visibility group of a LUN (default 0; kept across reopen): EXTENDED COPY
  * reaches only LUNs of the receiving LUN's group (the simulated co-visibility
@@ -91,6 +100,11 @@ int simhost_backing_limit(struct simhost *h, uint64_t limit);
 int simhost_set_threshold(struct simhost *h, unsigned pct);
 /* Grow the pool's backing store to size bytes (vpool_grow's errors). */
 int simhost_pool_grow(struct simhost *h, uint64_t size);
+/* The pool device's I/O counters (engine stopped while they are read). */
 struct vblk_stats simhost_blk_stats(struct simhost *h);
+/* Benchmarks only: io=uring maps extents without reserving their space in the pool
+ * file while skip is true (vblk_uring_bench_skip_reserve; kept across reopen). Off by
+ * default; -EOPNOTSUPP for io=crashsim. */
+int simhost_bench_skip_reserve(struct simhost *h, bool skip);
 
 #endif

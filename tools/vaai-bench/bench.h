@@ -6,6 +6,8 @@
  *   recovery.c  memory per TiB mapped, per partial extent, open time after a
  *               clean close and after a kill -9 (helper subcommands run in
  *               fresh processes)
+ *   vaai.c      WRITE SAME / UNMAP / COMPARE AND WRITE (scripts/bench/vaai)
+ *   xcopy.c     EXTENDED COPY vs host copy (scripts/bench/xcopy)
  *   main.c      subcommand dispatch and the helpers below
  */
 #ifndef VAAI_BENCH_H
@@ -20,11 +22,16 @@ uint64_t bench_rand(uint64_t *state);        /* xorshift64* */
 int bench_parse_size(const char *s, uint64_t *out);
 /* Run argv, capture its stdout (malloc'd, NUL-terminated) into *out; returns exit status or -errno. */
 int bench_run_capture(char *const argv[], char **out);
+/* Run fio (argv NULL-terminated, with --output-format=json), logging the command
+ * line on stderr; *iops = jobs[0].<side>.iops, side "read" or "write". 0 or -errno. */
+int bench_fio_iops(char *const argv[], const char *side, double *iops);
 /* The path of this executable (for helper subcommands in fresh processes). */
 const char *bench_self(void);
 
 int bench_engine_main(int argc, char **argv);
 int bench_recovery_main(int argc, char **argv);
+int bench_xcopy_main(int argc, char **argv); /* xcopy.c: EXTENDED COPY vs host copy */
+int bench_vaai_main(int argc, char **argv); /* vaai.c: WRITE SAME / UNMAP / COMPARE AND WRITE */
 /* Helpers run in a fresh process by the recovery benchmark. */
 int bench_recovery_helper(int argc, char **argv);
 

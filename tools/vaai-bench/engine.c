@@ -244,7 +244,8 @@ static int run_fio(const struct ecfg *c, const char *file, enum pattern pat, dou
 	char a_file[4200], a_size[64], a_rt[64], a_qd[64];
 	snprintf(a_file, sizeof(a_file), "--filename=%s", file);
 	snprintf(a_size, sizeof(a_size), "--size=%llu", (unsigned long long)fsize);
-	snprintf(a_rt, sizeof(a_rt), "--runtime=%.0f", runtime);
+	/* fio counts whole seconds and takes 0 as "no limit" */
+	snprintf(a_rt, sizeof(a_rt), "--runtime=%.0f", runtime < 1 ? 1 : runtime);
 	snprintf(a_qd, sizeof(a_qd), "--iodepth=%u", c->qd);
 	char *argv[32];
 	int n = 0;
@@ -270,32 +271,7 @@ static int run_fio(const struct ecfg *c, const char *file, enum pattern pat, dou
 			argv[n++] = "--norandommap";
 	}
 	argv[n] = NULL;
-	fprintf(stderr, "# fio:");
-	for (int i = 0; i < n; i++)
-		fprintf(stderr, " %s", argv[i]);
-	fprintf(stderr, "\n");
-	char *outp = NULL;
-	int rc = bench_run_capture(argv, &outp);
-	if (rc != 0) {
-		fprintf(stderr, "vaai-bench: fio failed (%d)\n", rc);
-		free(outp);
-		return rc < 0 ? rc : -EIO;
-	}
-	const char *js = strchr(outp, '{');
-	json_object *o = js ? json_tokener_parse(js) : NULL, *jobs, *job, *side, *v;
-	rc = -EPROTO;
-	if (o && json_object_object_get_ex(o, "jobs", &jobs) && json_object_array_length(jobs) > 0 &&
-	    (job = json_object_array_get_idx(jobs, 0)) &&
-	    json_object_object_get_ex(job, pat == P_RANDREAD ? "read" : "write", &side) &&
-	    json_object_object_get_ex(side, "iops", &v)) {
-		*iops = json_object_get_double(v);
-		rc = 0;
-	}
-	if (rc)
-		fprintf(stderr, "vaai-bench: cannot parse fio's JSON output\n");
-	json_object_put(o);
-	free(outp);
-	return rc;
+	return bench_fio_iops(argv, pat == P_RANDREAD ? "read" : "write", iops);
 }
 
 static int parse_args(struct ecfg *c, int argc, char **argv)

@@ -3,6 +3,8 @@
  *
  *   vaai-bench engine   [options]   (scripts/bench/engine)
  *   vaai-bench recovery [options]   (scripts/bench/recovery)
+ *   vaai-bench vaai     [options]   (scripts/bench/vaai)
+ *   vaai-bench xcopy    [options]   (scripts/bench/xcopy)
  * Each prints its result lines on stdout and progress on stderr ("# ...").
  */
 #include <errno.h>
@@ -12,6 +14,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "bench.h"
 #include "vaaid/util.h"
@@ -102,7 +106,9 @@ static void usage(void)
 		"                         [--fio PATH] [--only randwrite|randread|alloc] [--no-fio] [--keep]\n"
 		"       vaai-bench recovery [--dir DIR] [--extents N] [--partial N] [--crashes N]\n"
 		"                         [--crash-fill F] [--keep]\n"
-		"(see docs/performance.md)\n");
+		"       vaai-bench vaai [options]    (WRITE SAME, UNMAP, COMPARE AND WRITE: scripts/bench/vaai)\n"
+		"       vaai-bench xcopy [options]   (EXTENDED COPY vs host copy: scripts/bench/xcopy)\n"
+		"(the options of each are in its script's header; see docs/performance.md)\n");
 }
 
 int main(int argc, char **argv)
@@ -115,8 +121,41 @@ int main(int argc, char **argv)
 		return bench_engine_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "recovery"))
 		return bench_recovery_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "xcopy"))
+		return bench_xcopy_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "vaai"))
+		return bench_vaai_main(argc - 1, argv + 1);
 	if (argv[1][0] == '_')
 		return bench_recovery_helper(argc - 1, argv + 1);
 	usage();
 	return 2;
+}
+
+int bench_fio_iops(char *const argv[], const char *side, double *iops)
+{
+	fprintf(stderr, "# fio:");
+	for (int i = 0; argv[i]; i++)
+		fprintf(stderr, " %s", argv[i]);
+	fprintf(stderr, "\n");
+	char *outp = NULL;
+	int rc = bench_run_capture(argv, &outp);
+	if (rc != 0) {
+		fprintf(stderr, "vaai-bench: fio failed (%d)\n", rc);
+		free(outp);
+		return rc < 0 ? rc : -EIO;
+	}
+	const char *js = strchr(outp, '{');
+	json_object *o = js ? json_tokener_parse(js) : NULL, *jobs, *job, *sj, *v;
+	rc = -EPROTO;
+	if (o && json_object_object_get_ex(o, "jobs", &jobs) && json_object_array_length(jobs) > 0 &&
+	    (job = json_object_array_get_idx(jobs, 0)) && json_object_object_get_ex(job, side, &sj) &&
+	    json_object_object_get_ex(sj, "iops", &v)) {
+		*iops = json_object_get_double(v);
+		rc = 0;
+	}
+	if (rc)
+		fprintf(stderr, "vaai-bench: cannot parse fio's JSON output\n");
+	json_object_put(o);
+	free(outp);
+	return rc;
 }

@@ -12,7 +12,8 @@
  * answer is printed as is (--json) or as a table. Sizes in the table are
  * human-readable (1024-based); the definitions are the ones of vaai-sim
  * `stats`: capacity = bytes for data extents, used + free = capacity,
- * mapped = bytes of extents a volume references.
+ * mapped = bytes of extents a volume references, unshared = the part of
+ * mapped no other reference shares, saved = bytes extent sharing saves.
  * Exit status: 0 ok, 1 the daemon refused (its message printed), 2 usage,
  * 3 no daemon.
  */
@@ -73,10 +74,10 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 	json_object *arr;
 	if (!json_object_object_get_ex(ans, "pools", &arr))
 		return;
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], f[32];
 	if (pools) {
-		printf("%-16s %12s %12s %12s %12s %8s  %s\n", "POOL", "SIZE", "CAPACITY", "USED", "FREE",
-		       "EXTENT", "PATH");
+		printf("%-16s %12s %12s %12s %12s %12s %8s  %s\n", "POOL", "SIZE", "CAPACITY", "USED",
+		       "FREE", "SAVED", "EXTENT", "PATH");
 		for (size_t i = 0; i < json_object_array_length(arr); i++) {
 			json_object *p, *e = json_object_array_get_idx(arr, i);
 			if (!json_object_object_get_ex(e, "pool", &p))
@@ -85,17 +86,18 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 			human(get_u64(p, "capacity"), b, sizeof(b));
 			human(get_u64(p, "used"), c, sizeof(c));
 			human(get_u64(p, "free"), d, sizeof(d));
+			human(get_u64(p, "sharing_savings"), f, sizeof(f));
 			char ext[32];
 			human(get_u64(p, "extent"), ext, sizeof(ext));
-			printf("%-16s %12s %12s %12s %12s %8s  %s\n", get_str(p, "name"), a, b, c, d, ext,
-			       get_str(p, "path"));
+			printf("%-16s %12s %12s %12s %12s %12s %8s  %s\n", get_str(p, "name"), a, b, c, d,
+			       f, ext, get_str(p, "path"));
 		}
 	}
 	if (pools && volumes)
 		printf("\n");
 	if (volumes) {
-		printf("%-16s %-24s %12s %12s %6s %s\n", "POOL", "VOLUME", "SIZE", "MAPPED", "BLOCK",
-		       "ATTACHED");
+		printf("%-16s %-24s %12s %12s %12s %6s %s\n", "POOL", "VOLUME", "SIZE", "MAPPED",
+		       "UNSHARED", "BLOCK", "ATTACHED");
 		for (size_t i = 0; i < json_object_array_length(arr); i++) {
 			json_object *p, *vols, *e = json_object_array_get_idx(arr, i);
 			if (!json_object_object_get_ex(e, "pool", &p) ||
@@ -105,10 +107,11 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 				json_object *v = json_object_array_get_idx(vols, k), *att;
 				human(get_u64(v, "size"), a, sizeof(a));
 				human(get_u64(v, "mapped"), b, sizeof(b));
+				human(get_u64(v, "unshared"), c, sizeof(c));
 				bool attached = json_object_object_get_ex(v, "attached", &att) &&
 						json_object_get_boolean(att);
-				printf("%-16s %-24s %12s %12s %6" PRIu64 " %s\n", get_str(p, "name"),
-				       get_str(v, "name"), a, b, get_u64(v, "block_size"),
+				printf("%-16s %-24s %12s %12s %12s %6" PRIu64 " %s\n", get_str(p, "name"),
+				       get_str(v, "name"), a, b, c, get_u64(v, "block_size"),
 				       attached ? "yes" : "no");
 			}
 		}

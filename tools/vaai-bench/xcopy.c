@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "scsi_build.h"
 #include "simhost.h"
 
 #define MIB (1u << 20)
@@ -64,9 +65,9 @@
 #define EXTENT MIB                /* the pool's extent size (set at creation) */
 #define SMALL_IO 4096u
 #define SEED 0x5EEDC0DEull
-#define XC_HDR 16u               /* SPC-4 6.4.3: parameter list header */
-#define XC_CSCD 32u              /* SPC-4 6.4.5.5: identification CSCD descriptor */
-#define XC_SEG 28u               /* SPC-4 6.4.6.5: block -> block segment descriptor */
+#define XC_HDR SB_XCOPY_HDR       /* SPC-4 6.4.3: parameter list header */
+#define XC_CSCD SB_XCOPY_CSCD_LEN /* SPC-4 6.4.5.5: identification CSCD descriptor */
+#define XC_SEG SB_XCOPY_SEG_LEN   /* SPC-4 6.4.6.5: block -> block segment descriptor */
 #define TIMEOUT_S 120.0
 
 enum { LUN_SRC, LUN_XDST, LUN_HDST, LUN_LAT, LUN_FRESH, NLUN };
@@ -167,14 +168,6 @@ static void cdb_rw16(uint8_t *cdb, uint8_t op, uint64_t lba, uint32_t nblk)
 	put32(cdb + 10, nblk);
 }
 
-/* EXTENDED COPY(LID1) (SPC-4 6.4.1): 83h, SERVICE ACTION 00h, PARAMETER LIST LENGTH bytes 10-13. */
-static void cdb_xcopy(uint8_t *cdb, uint32_t list_len)
-{
-	memset(cdb, 0, 16);
-	cdb[0] = 0x83;
-	put32(cdb + 10, list_len);
-}
-
 static void print_sense(const char *what, const struct simhost_result *r)
 {
 	const uint8_t *s = r->r.sense;
@@ -236,7 +229,8 @@ static int read_sync(struct xb *x, int lun, uint64_t off, uint32_t len, uint8_t 
 /* INQUIRY (SPC-4 6.6) of VPD page `page` into buf (len bytes). */
 static int inquiry_vpd(struct xb *x, int lun, uint8_t page, uint8_t *buf, uint16_t len)
 {
-	uint8_t cdb[6] = {0x12, 0x01, page, (uint8_t)(len >> 8), (uint8_t)len, 0};
+	uint8_t cdb[6];
+	sb_inquiry_vpd_cdb(cdb, page, len);
 	char what[32];
 	snprintf(what, sizeof(what), "INQUIRY VPD %02Xh", page);
 	return cmd_sync(x, lun, cdb, 6, NULL, 0, buf, len, NULL, what);
@@ -252,16 +246,8 @@ static int get_naa(struct xb *x, int lun, uint8_t naa[16])
 	int rc = inquiry_vpd(x, lun, 0x83, b, sizeof(b));
 	if (rc < 0)
 		return rc;
-	size_t end = 4 + get16(b + 2);
-	if (end > sizeof(b))
-		end = sizeof(b);
-	for (size_t d = 4; d + 4 <= end; d += 4 + b[d + 3]) {
-		if ((b[d] & 0x0f) == 1 && (b[d + 1] & 0x30) == 0 && (b[d + 1] & 0x0f) == 3 &&
-		    b[d + 3] == 16 && d + 20 <= end) {
-			memcpy(naa, b + d + 4, 16);
-			return 0;
-		}
-	}
+	if (sb_vpd83_naa(b, sizeof(b), naa) == 0)
+		return 0;
 	fprintf(stderr, "vaai-bench xcopy: LUN %d: no 16-byte NAA designator in VPD 83h\n", lun);
 	return -ENODEV;
 }
@@ -565,7 +551,7 @@ static int xcopy_start(struct pipe *p, struct slot *s)
 	s->out = p->lists[p->next];
 	s->out_len = p->list_len[p->next];
 	s->in_len = 0;
-	cdb_xcopy(s->cdb, (uint32_t)s->out_len);
+	sb_xcopy_cdb(s->cdb, (uint32_t)s->out_len);
 	p->next++;
 	return 1;
 }
@@ -575,48 +561,27 @@ static int xcopy_start(struct pipe *p, struct slot *s)
 /*
  * The LID1 parameter list of one copy of nseg segments of seg_bytes each,
  * segment i from src_lun at soff + i * seg_bytes to dst_lun at doff + i *
- * seg_bytes. Returns its length.
+ * seg_bytes. Returns its length, 0 when it cannot be built (no memory).
  */
 static size_t build_list(const struct xb *x, uint8_t *b, int src_lun, int dst_lun, uint64_t soff,
 			 uint64_t doff, uint64_t seg_bytes, unsigned nseg)
 {
-	size_t len = XC_HDR + 2 * XC_CSCD + (size_t)nseg * XC_SEG;
-	memset(b, 0, len);
-	/* SPC-4 6.4.3: LIST IDENTIFIER 0, STR 0, LIST ID USAGE 11b (nothing held, as ESXi
-	 * sends it), PRIORITY 0; CSCD DESCRIPTOR LIST LENGTH (2-3), SEGMENT DESCRIPTOR LIST
-	 * LENGTH (8-11), INLINE DATA LENGTH 0 (12-15). */
-	b[1] = 3u << 3;
-	put16(b + 2, 2 * XC_CSCD);
-	put32(b + 8, nseg * XC_SEG);
-	int luns[2] = {src_lun, dst_lun};
-	for (unsigned i = 0; i < 2; i++) {
-		uint8_t *d = b + XC_HDR + i * XC_CSCD;
-		/* SPC-4 6.4.5.5 identification CSCD descriptor: E4h, LU ID TYPE 00b, NUL 0,
-		 * PERIPHERAL DEVICE TYPE 00h; designation descriptor (SPC-4 7.8.6.1): CODE SET 1,
-		 * ASSOCIATION 00b, DESIGNATOR TYPE 3 (NAA), LENGTH 16; block device parameters
-		 * (SPC-4 6.4.5.2 via 6.4.5.1): DISK BLOCK LENGTH at bytes 29-31. */
-		d[0] = 0xE4;
-		d[4] = 0x01;
-		d[5] = 0x03;
-		d[7] = 16;
-		memcpy(d + 8, x->naa[luns[i]], 16);
-		d[29] = (uint8_t)(x->bs >> 16);
-		d[30] = (uint8_t)(x->bs >> 8);
-		d[31] = (uint8_t)x->bs;
-	}
-	for (unsigned k = 0; k < nseg; k++) {
-		uint8_t *d = b + XC_HDR + 2 * XC_CSCD + k * XC_SEG;
-		/* SPC-4 6.4.6.5 block device to block device: 02h, DC 0 and CAT 0, DESCRIPTOR
-		 * LENGTH 0018h, SOURCE / DESTINATION CSCD DESCRIPTOR ID (4-5 / 6-7), BLOCK DEVICE
-		 * NUMBER OF BLOCKS (10-11), SOURCE LBA (12-19), DESTINATION LBA (20-27). */
-		d[0] = 0x02;
-		put16(d + 2, XC_SEG - 4);
-		put16(d + 4, 0);
-		put16(d + 6, 1);
-		put16(d + 10, (uint32_t)(seg_bytes / x->bs));
-		put64(d + 12, (soff + k * seg_bytes) / x->bs);
-		put64(d + 20, (doff + k * seg_bytes) / x->bs);
-	}
+	/* LIST IDENTIFIER 0, LIST ID USAGE 11b (nothing held, as ESXi sends it); CSCD 0 the
+	 * source, CSCD 1 the destination (E4h with their NAA and block length); 02h
+	 * segments, NUMBER OF BLOCKS in source blocks (DC 0). */
+	size_t cap = XC_HDR + 2 * XC_CSCD + (size_t)nseg * XC_SEG;
+	struct sb_cscd cscd[2] = {{.block_size = x->bs}, {.block_size = x->bs}};
+	memcpy(cscd[0].naa, x->naa[src_lun], 16);
+	memcpy(cscd[1].naa, x->naa[dst_lun], 16);
+	struct sb_segment *seg = calloc(nseg ? nseg : 1, sizeof(*seg));
+	if (!seg)
+		return 0;
+	for (unsigned k = 0; k < nseg; k++)
+		seg[k] = (struct sb_segment){.src = 0, .dst = 1, .nblocks = (uint16_t)(seg_bytes / x->bs),
+					     .src_lba = (soff + k * seg_bytes) / x->bs,
+					     .dst_lba = (doff + k * seg_bytes) / x->bs};
+	size_t len = sb_xcopy_list(b, cap, 0, SB_LIST_ID_NONE, cscd, 2, seg, nseg);
+	free(seg);
 	return len;
 }
 
@@ -651,6 +616,8 @@ static int lists_build(const struct xb *x, uint64_t size, struct xc_lists *l)
 			return -ENOMEM;
 		l->len[i] = build_list(x, l->list[i], LUN_SRC, LUN_XDST, first * SEG_BYTES,
 				       first * SEG_BYTES, SEG_BYTES, k);
+		if (!l->len[i])
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -868,9 +835,9 @@ static int bench_latency(struct xb *x)
 	const struct xcfg *c = x->c;
 	uint8_t list[XC_HDR + 2 * XC_CSCD + LAT_NSEG * XC_SEG], cdb[16];
 	size_t len = build_list(x, list, LUN_SRC, LUN_LAT, 0, 0, LAT_SEG_BYTES, LAT_NSEG);
-	cdb_xcopy(cdb, (uint32_t)len);
+	sb_xcopy_cdb(cdb, (uint32_t)len);
 	double *us = calloc(c->lat_reps, sizeof(double));
-	int rc = us ? 0 : -ENOMEM;
+	int rc = us && len ? 0 : -ENOMEM;
 	for (unsigned r = 0; r < c->lat_reps && rc == 0; r++) {
 		if ((rc = dealloc(x, LUN_LAT, LAT_BYTES)) < 0)
 			break;

@@ -223,16 +223,6 @@ static uint64_t decode_sector(const uint8_t *p)
 
 /* ---- commands */
 
-static void cdb16(uint8_t *cdb, uint8_t op, uint64_t lba, uint32_t n)
-{
-	memset(cdb, 0, 16);
-	cdb[0] = op;
-	for (int i = 0; i < 8; i++)
-		cdb[2 + i] = (uint8_t)(lba >> (56 - 8 * i));
-	for (int i = 0; i < 4; i++)
-		cdb[10 + i] = (uint8_t)(n >> (24 - 8 * i));
-}
-
 static bool is_nospc(const struct simhost_result *r)
 {
 	return r->r.status == 2 && r->r.sense_len >= 14 && (r->r.sense[2] & 0xF) == 0x7 &&
@@ -566,7 +556,7 @@ static void submit_write(struct suite *s)
 	for (uint64_t i = 0; i < ns; i++)
 		fill_sector(buf + i * SECT, token(id, vol, s0 + i));
 	uint8_t cdb[16];
-	cdb16(cdb, 0x8A, s0 * SECT / m->block, (uint32_t)(ns * SECT / m->block));
+	sb_rw16_cdb(cdb, 0x8A, s0 * SECT / m->block, (uint32_t)(ns * SECT / m->block));
 	if (rnd_below(s, 4) == 0)
 		cdb[1] |= 0x08; /* FUA: accepted, the same as without under WCE=0 */
 	uint64_t tag;
@@ -612,7 +602,7 @@ static void submit_zero(struct suite *s)
 			out[16 + i] = (uint8_t)(nb >> (24 - 8 * i));
 		out_len = 24;
 	} else {
-		cdb16(cdb, 0x93, lba, nb);
+		sb_rw16_cdb(cdb, 0x93, lba, nb);
 		if (rnd_below(s, 2))
 			cdb[1] |= 0x08; /* UNMAP bit */
 		out_len = m->block;
@@ -884,7 +874,7 @@ static void check_volume(struct suite *s, int vol)
 	for (uint64_t s0 = 0; s0 < m->nsect; s0 += READ_CHUNK / SECT) {
 		uint64_t ns = m->nsect - s0 < READ_CHUNK / SECT ? m->nsect - s0 : READ_CHUNK / SECT;
 		uint8_t cdb[16];
-		cdb16(cdb, 0x88, s0 * SECT / m->block, (uint32_t)(ns * SECT / m->block));
+		sb_rw16_cdb(cdb, 0x88, s0 * SECT / m->block, (uint32_t)(ns * SECT / m->block));
 		struct simhost_result r;
 		run_sync(s, vol, cdb, 16, ns * SECT, &r);
 		if (r.r.status != 0 || r.r.data_in_len != ns * SECT)

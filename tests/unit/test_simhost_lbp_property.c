@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "simhost.h"
+#include "vaaid/scsi.h"
 
 #define BS 512u
 #define NBLK 4096u /* 2 MiB */
@@ -63,33 +64,11 @@ static int run(struct simhost *h, const uint8_t *cdb, size_t cdb_len, const void
 	return st;
 }
 
-static void put_be64(uint8_t *b, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-static void put_be32(uint8_t *b, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (24 - 8 * i));
-}
-static uint64_t get_be64(const uint8_t *b)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | b[i];
-	return v;
-}
-static uint32_t get_be32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
 static void do_write(struct simhost *h, uint32_t lba, uint32_t n)
 {
 	uint8_t cdb[16] = {0x8A};
-	put_be64(cdb + 2, lba);
-	put_be32(cdb + 10, n);
+	scsi_put_be64(cdb + 2, lba);
+	scsi_put_be32(cdb + 10, n);
 	for (uint32_t i = 0; i < n * BS; i++)
 		model[lba * BS + i] = (uint8_t)(rnd() | 1); /* never zero: zeros are the other state */
 	assert_int_equal(run(h, cdb, 16, model + lba * BS, n * BS, NULL, 0), 0);
@@ -98,8 +77,8 @@ static void do_write(struct simhost *h, uint32_t lba, uint32_t n)
 static void do_write_same_zero(struct simhost *h, uint32_t lba, uint32_t n, bool unmap)
 {
 	uint8_t cdb[16] = {0x93, (uint8_t)(unmap ? 0x08 : 0)};
-	put_be64(cdb + 2, lba);
-	put_be32(cdb + 10, n);
+	scsi_put_be64(cdb + 2, lba);
+	scsi_put_be32(cdb + 10, n);
 	static const uint8_t zero[BS];
 	memset(model + lba * BS, 0, n * BS);
 	assert_int_equal(run(h, cdb, 16, zero, BS, NULL, 0), 0);
@@ -109,8 +88,8 @@ static void do_unmap(struct simhost *h, uint32_t lba, uint32_t n)
 {
 	uint8_t cdb[10] = {0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0};
 	uint8_t pl[24] = {0, 22, 0, 16};
-	put_be64(pl + 8, lba);
-	put_be32(pl + 16, n);
+	scsi_put_be64(pl + 8, lba);
+	scsi_put_be32(pl + 16, n);
 	/* model: only fully covered granules become zeros */
 	uint32_t g0 = (lba + GRAN_BLK - 1) / GRAN_BLK, g1 = (lba + n) / GRAN_BLK;
 	for (uint32_t g = g0; g < g1; g++)
@@ -131,8 +110,8 @@ static void check_all(struct simhost *h, int op)
 	static uint8_t data[NBLK * BS];
 	for (uint32_t lba = 0; lba < NBLK; lba += 2048) {
 		uint8_t cdb[16] = {0x88};
-		put_be64(cdb + 2, lba);
-		put_be32(cdb + 10, 2048);
+		scsi_put_be64(cdb + 2, lba);
+		scsi_put_be32(cdb + 10, 2048);
 		assert_int_equal(run(h, cdb, 16, NULL, 0, data + lba * BS, 2048 * BS), 0);
 	}
 	for (uint32_t b = 0; b < NBLK; b++)
@@ -145,17 +124,17 @@ static void check_all(struct simhost *h, int op)
 	while (lba < NBLK) {
 		uint8_t cdb[16] = {0x9E, 0x12};
 		uint8_t resp[4096];
-		put_be64(cdb + 2, lba);
-		put_be32(cdb + 10, sizeof(resp));
+		scsi_put_be64(cdb + 2, lba);
+		scsi_put_be32(cdb + 10, sizeof(resp));
 		assert_int_equal(run(h, cdb, 16, NULL, 0, resp, sizeof(resp)), 0);
-		uint32_t len = get_be32(resp);
+		uint32_t len = scsi_get_be32(resp);
 		assert_true(len >= 4 + 16);
 		uint32_t nd = (len - 4) / 16;
 		assert_true(nd > 0);
 		for (uint32_t d = 0; d < nd && 8 + 16 * d + 16 <= sizeof(resp); d++) {
 			const uint8_t *e = resp + 8 + 16 * d;
-			uint64_t start = get_be64(e);
-			uint32_t cnt = get_be32(e + 8);
+			uint64_t start = scsi_get_be64(e);
+			uint32_t cnt = scsi_get_be32(e + 8);
 			uint8_t status = e[12] & 0x0F;
 			assert_true(start == lba); /* descriptors are contiguous from the start */
 			assert_true(cnt > 0 && start + cnt <= NBLK);

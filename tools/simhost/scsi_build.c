@@ -2,24 +2,7 @@
 #include <string.h>
 
 #include "scsi_build.h"
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (24 - 8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (56 - 8 * i));
-}
+#include "vaaid/scsi.h"
 
 size_t sb_xcopy_list(uint8_t *buf, size_t cap, uint8_t list_id, uint8_t usage,
 		     const struct sb_cscd *cscd, unsigned ncscd, const struct sb_segment *seg,
@@ -34,8 +17,8 @@ size_t sb_xcopy_list(uint8_t *buf, size_t cap, uint8_t list_id, uint8_t usage,
 	 * CSCD DESCRIPTOR LIST LENGTH; SEGMENT DESCRIPTOR LIST LENGTH; INLINE DATA LENGTH 0. */
 	buf[0] = usage == SB_LIST_ID_NONE ? 0 : list_id;
 	buf[1] = (uint8_t)((usage & 3) << 3);
-	put16(buf + 2, (uint16_t)cl);
-	put32(buf + 8, (uint32_t)sl);
+	scsi_put_be16(buf + 2, (uint16_t)cl);
+	scsi_put_be32(buf + 8, (uint32_t)sl);
 	uint8_t *d = buf + SB_XCOPY_HDR;
 	for (unsigned i = 0; i < ncscd; i++, d += SB_XCOPY_CSCD_LEN) {
 		/* SPC-4 6.4.5.5 identification descriptor: E4h, PERIPHERAL DEVICE TYPE 00h;
@@ -57,12 +40,12 @@ size_t sb_xcopy_list(uint8_t *buf, size_t cap, uint8_t list_id, uint8_t usage,
 		 * NUMBER OF BLOCKS (bytes 10-11), SOURCE LBA, DESTINATION LBA. */
 		d[0] = 0x02;
 		d[1] = seg[i].dc ? 0x02 : 0;
-		put16(d + 2, SB_XCOPY_SEG_LEN - 4);
-		put16(d + 4, seg[i].src);
-		put16(d + 6, seg[i].dst);
-		put16(d + 10, seg[i].nblocks);
-		put64(d + 12, seg[i].src_lba);
-		put64(d + 20, seg[i].dst_lba);
+		scsi_put_be16(d + 2, SB_XCOPY_SEG_LEN - 4);
+		scsi_put_be16(d + 4, seg[i].src);
+		scsi_put_be16(d + 6, seg[i].dst);
+		scsi_put_be16(d + 10, seg[i].nblocks);
+		scsi_put_be64(d + 12, seg[i].src_lba);
+		scsi_put_be64(d + 20, seg[i].dst_lba);
 	}
 	return len;
 }
@@ -71,7 +54,7 @@ void sb_xcopy_cdb(uint8_t cdb[16], uint32_t list_len)
 {
 	memset(cdb, 0, 16);
 	cdb[0] = 0x83; /* EXTENDED COPY, service action 00h: LID1 (SPC-4 6.4.1) */
-	put32(cdb + 10, list_len);
+	scsi_put_be32(cdb + 10, list_len);
 }
 
 void sb_inquiry_vpd_cdb(uint8_t cdb[6], uint8_t page, uint16_t alloc)
@@ -80,7 +63,7 @@ void sb_inquiry_vpd_cdb(uint8_t cdb[6], uint8_t page, uint16_t alloc)
 	cdb[0] = 0x12;
 	cdb[1] = 0x01; /* EVPD */
 	cdb[2] = page;
-	put16(cdb + 3, alloc);
+	scsi_put_be16(cdb + 3, alloc);
 }
 
 int sb_vpd83_naa(const uint8_t *page, size_t len, uint8_t naa[16])
@@ -98,4 +81,12 @@ int sb_vpd83_naa(const uint8_t *page, size_t len, uint8_t naa[16])
 		}
 	}
 	return -1;
+}
+
+void sb_rw16_cdb(uint8_t cdb[16], uint8_t op, uint64_t lba, uint32_t nblocks)
+{
+	memset(cdb, 0, 16);
+	cdb[0] = op;
+	scsi_put_be64(cdb + 2, lba);
+	scsi_put_be32(cdb + 10, nblocks);
 }

@@ -45,6 +45,9 @@ struct sb_segment {
 size_t sb_xcopy_list(uint8_t *buf, size_t cap, uint8_t list_id, uint8_t usage,
 		     const struct sb_cscd *cscd, unsigned ncscd, const struct sb_segment *seg,
 		     unsigned nseg);
+/* READ(16) 88h / WRITE(16) 8Ah / WRITE SAME(16) 93h style CDB (SBC-4 5.16 / 5.42 /
+ * 5.49): OPERATION CODE op, LBA bytes 2-9, NUMBER OF BLOCKS bytes 10-13, the rest 0. */
+void sb_rw16_cdb(uint8_t cdb[16], uint8_t op, uint64_t lba, uint32_t nblocks);
 /* The EXTENDED COPY(LID1) CDB (83h, service action 00h) for a list of list_len bytes. */
 void sb_xcopy_cdb(uint8_t cdb[16], uint32_t list_len);
 /* INQUIRY of VPD page `page` (EVPD=1) with ALLOCATION LENGTH alloc. */

@@ -25,6 +25,9 @@ int bench_run_capture(char *const argv[], char **out);
 /* Run fio (argv NULL-terminated, with --output-format=json), logging the command
  * line on stderr; *iops = jobs[0].<side>.iops, side "read" or "write". 0 or -errno. */
 int bench_fio_iops(char *const argv[], const char *side, double *iops);
+/* A file of size bytes at path (replaced if it exists): written completely with a
+ * fixed pattern, fsynced and dropped from the page cache (full), or sparse. 0 or -errno. */
+int bench_make_file(const char *path, uint64_t size, bool full);
 /* The path of this executable (for helper subcommands in fresh processes). */
 const char *bench_self(void);
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "scsi_build.h"
 #include "simhost.h"
 
 #define BLK 512u
@@ -54,16 +55,6 @@ struct ecfg {
 };
 
 enum pattern { P_RANDWRITE, P_RANDREAD, P_ALLOC };
-
-static void cdb16(uint8_t *cdb, uint8_t op, uint64_t lba, uint32_t nblk)
-{
-	memset(cdb, 0, 16);
-	cdb[0] = op;
-	for (int i = 0; i < 8; i++)
-		cdb[2 + i] = (uint8_t)(lba >> (56 - 8 * i));
-	for (int i = 0; i < 4; i++)
-		cdb[10 + i] = (uint8_t)(nblk >> (24 - 8 * i));
-}
 
 struct eng_run {
 	uint64_t done, errors;
@@ -101,7 +92,7 @@ static int engine_run(struct simhost *h, int lun, enum pattern pat, uint64_t n_i
 			}
 			uint8_t cdb[16];
 			bool wr = pat != P_RANDREAD;
-			cdb16(cdb, wr ? 0x8a : 0x88, k * (IO / BLK), IO / BLK);
+			sb_rw16_cdb(cdb, wr ? 0x8a : 0x88, k * (IO / BLK), IO / BLK);
 			rc = simhost_submit(h, lun, cdb, 16, wr ? buf : NULL, wr ? IO : 0, wr ? 0 : IO, NULL);
 			if (rc == -EAGAIN)
 				break;
@@ -165,7 +156,7 @@ static int engine_fill(struct simhost *h, int lun, uint64_t size)
 		while (off < size && inflight < 8) {
 			uint32_t len = size - off < chunk ? (uint32_t)(size - off) : chunk;
 			uint8_t cdb[16];
-			cdb16(cdb, 0x8a, off / BLK, len / BLK);
+			sb_rw16_cdb(cdb, 0x8a, off / BLK, len / BLK);
 			rc = simhost_submit(h, lun, cdb, 16, buf, len, 0, NULL);
 			if (rc == -EAGAIN)
 				break;
@@ -198,42 +189,6 @@ static int engine_fill(struct simhost *h, int lun, uint64_t size)
 	}
 out:
 	free(buf);
-	return rc;
-}
-
-/* A file of size bytes: written completely (full) or sparse. */
-static int make_file(const char *path, uint64_t size, bool full)
-{
-	unlink(path);
-	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	int rc = 0;
-	if (!full) {
-		if (ftruncate(fd, (off_t)size) < 0)
-			rc = -errno;
-	} else {
-		const size_t chunk = 1u << 20;
-		uint8_t *buf = malloc(chunk);
-		if (!buf) {
-			close(fd);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < chunk; i++)
-			buf[i] = (uint8_t)(i * 13 + 3);
-		for (uint64_t off = 0; off < size && !rc; off += chunk) {
-			size_t len = size - off < chunk ? (size_t)(size - off) : chunk;
-			if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len)
-				rc = -EIO;
-		}
-		free(buf);
-		if (!rc && fsync(fd) < 0)
-			rc = -errno;
-		/* No page cache left: fio's O_DIRECT I/O must not pay for invalidating it. */
-		if (!rc)
-			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	}
-	close(fd);
 	return rc;
 }
 
@@ -381,7 +336,7 @@ int bench_engine_main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "# engine fill: %.1f s\n", bench_now() - t);
-	if ((rc = make_file(ffile, c.size, true)) < 0) {
+	if ((rc = bench_make_file(ffile, c.size, true)) < 0) {
 		fprintf(stderr, "vaai-bench: %s: %s\n", ffile, strerror(-rc));
 		goto out;
 	}
@@ -428,7 +383,7 @@ int bench_engine_main(int argc, char **argv)
 			if (step == 1 || step == 2) {
 				if (c.no_fio)
 					continue;
-				if (runs[r].p == P_ALLOC && (rc = make_file(ffile, c.alloc_size, false)) < 0) {
+				if (runs[r].p == P_ALLOC && (rc = bench_make_file(ffile, c.alloc_size, false)) < 0) {
 					fprintf(stderr, "vaai-bench: %s: %s\n", ffile, strerror(-rc));
 					goto out;
 				}

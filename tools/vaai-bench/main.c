@@ -8,6 +8,8 @@
  * Each prints its result lines on stdout and progress on stderr ("# ...").
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,5 +159,40 @@ int bench_fio_iops(char *const argv[], const char *side, double *iops)
 		fprintf(stderr, "vaai-bench: cannot parse fio's JSON output\n");
 	json_object_put(o);
 	free(outp);
+	return rc;
+}
+
+int bench_make_file(const char *path, uint64_t size, bool full)
+{
+	unlink(path);
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	if (!full) {
+		if (ftruncate(fd, (off_t)size) < 0)
+			rc = -errno;
+	} else {
+		const size_t chunk = 1u << 20;
+		uint8_t *buf = malloc(chunk);
+		if (!buf) {
+			close(fd);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < chunk; i++)
+			buf[i] = (uint8_t)(i * 13 + 3);
+		for (uint64_t off = 0; off < size && !rc; off += chunk) {
+			size_t len = size - off < chunk ? (size_t)(size - off) : chunk;
+			if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len)
+				rc = -EIO;
+		}
+		free(buf);
+		if (!rc && fsync(fd) < 0)
+			rc = -errno;
+		/* No page cache left: fio's O_DIRECT I/O must not pay for invalidating it. */
+		if (!rc)
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	}
+	close(fd);
 	return rc;
 }

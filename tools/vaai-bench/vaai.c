@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "scsi_build.h"
 #include "simhost.h"
 #include "vaaid/scsi.h"
 
@@ -114,15 +115,6 @@ static bool all_zero(const uint8_t *b, size_t n)
 		if (b[i])
 			return false;
 	return true;
-}
-
-/* READ (16) / WRITE (16) (SBC-4 5.18 / 5.43): LBA bytes 2-9, TRANSFER LENGTH 10-13. */
-static void cdb_rw16(uint8_t *cdb, uint8_t op, uint64_t lba, uint32_t nblk)
-{
-	memset(cdb, 0, 16);
-	cdb[0] = op;
-	scsi_put_be64(cdb + 2, lba);
-	scsi_put_be32(cdb + 10, nblk);
 }
 
 static void print_sense(const char *what, const struct simk_result *r)
@@ -352,35 +344,6 @@ static int pool_space(struct simhost *h, const char *vol, uint64_t *used, uint64
 
 /* ---------------------------------------------------------------- fio (as engine.c runs it) */
 
-/* A file of size bytes written completely, synced and dropped from the page cache. */
-static int make_full_file(const char *path, uint64_t size)
-{
-	unlink(path);
-	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	uint8_t *buf = malloc(MIB);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < MIB; i++)
-		buf[i] = (uint8_t)(i * 13 + 3);
-	int rc = 0;
-	for (uint64_t off = 0; off < size && !rc; off += MIB) {
-		size_t len = size - off < MIB ? (size_t)(size - off) : MIB;
-		if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len)
-			rc = -EIO;
-	}
-	free(buf);
-	if (!rc && fsync(fd) < 0)
-		rc = -errno;
-	if (!rc)
-		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	close(fd);
-	return rc;
-}
-
 /* fio 4 KiB randwrite with O_DIRECT + O_DSYNC (each write durable on completion, as a CAW). */
 static int run_fio(const struct vcfg *c, const char *file, double runtime, double *iops)
 {
@@ -414,7 +377,7 @@ static int map_next(void *ctx, struct vcmd *c)
 	if (m->next == m->n_ext)
 		return 0;
 	uint64_t off = m->next * m->ext + mapped_gran(m->ext, m->next) * GRAN;
-	cdb_rw16(c->cdb, 0x8a, off / m->block, GRAN / m->block);
+	sb_rw16_cdb(c->cdb, 0x8a, off / m->block, GRAN / m->block);
 	c->cdb_len = 16;
 	c->out = m->data;
 	c->out_len = GRAN;
@@ -460,7 +423,7 @@ static int sample_next(void *ctx, struct vcmd *c)
 	uint64_t vext = s->n_sample > 1 ? i * (s->n_ext - 1) / (s->n_sample - 1) : 0;
 	uint64_t off = vext * s->ext + (whole ? 0 : mapped_gran(s->ext, vext) * GRAN);
 	uint32_t len = whole ? (uint32_t)s->ext : GRAN;
-	cdb_rw16(c->cdb, 0x88, off / s->block, len / s->block);
+	sb_rw16_cdb(c->cdb, 0x88, off / s->block, len / s->block);
 	c->cdb_len = 16;
 	c->in_len = len;
 	c->user = off;
@@ -504,7 +467,7 @@ static int ws_next(void *ctx, struct vcmd *c)
 	uint64_t n = w->end - w->lba < w->per_cmd ? w->end - w->lba : w->per_cmd;
 	/* WRITE SAME (16), SBC-4 5.49: byte 1 WRPROTECT/ANCHOR/UNMAP/NDOB all 0, LBA 2-9,
 	 * NUMBER OF LOGICAL BLOCKS 10-13; the data-out is one logical block. */
-	cdb_rw16(c->cdb, 0x93, w->lba, (uint32_t)n);
+	sb_rw16_cdb(c->cdb, 0x93, w->lba, (uint32_t)n);
 	c->cdb_len = 16;
 	c->out = w->zero_block;
 	c->out_len = w->block;
@@ -777,7 +740,7 @@ static int fill_next(void *ctx, struct vcmd *c)
 	uint64_t n = w->nblk - w->fill_next < per ? w->nblk - w->fill_next : per;
 	for (uint64_t i = 0; i < n; i++)
 		caw_content(w->fill_buf + i * w->bs, w->bs, w->fill_next + i, 0);
-	cdb_rw16(c->cdb, 0x8a, w->fill_next, (uint32_t)n);
+	sb_rw16_cdb(c->cdb, 0x8a, w->fill_next, (uint32_t)n);
 	c->cdb_len = 16;
 	c->out = w->fill_buf;
 	c->out_len = n * w->bs;
@@ -853,7 +816,7 @@ static int verify_next(void *ctx, struct vcmd *c)
 	struct verify_ctx *v = ctx;
 	if (v->next == v->n)
 		return 0;
-	cdb_rw16(c->cdb, 0x88, v->lbas[v->next], 1);
+	sb_rw16_cdb(c->cdb, 0x88, v->lbas[v->next], 1);
 	c->cdb_len = 16;
 	c->in_len = v->w->bs;
 	c->user = v->lbas[v->next++];
@@ -938,7 +901,7 @@ static int caw_phase(struct simhost *h, const struct vcfg *c, int lun, const cha
 		failed = 1;
 		goto out;
 	}
-	if ((rc = make_full_file(ffile, c->caw_size)) < 0) {
+	if ((rc = bench_make_file(ffile, c->caw_size, true)) < 0) {
 		fprintf(stderr, "vaai-bench vaai: %s: %s\n", ffile, strerror(-rc));
 		goto out;
 	}
@@ -1024,7 +987,7 @@ static int contend_next(void *ctx, struct vcmd *c)
 	c->user = i;
 	c->cdb_len = 16;
 	if (x->need_read[i]) {
-		cdb_rw16(c->cdb, 0x88, x->lba, 1);
+		sb_rw16_cdb(c->cdb, 0x88, x->lba, 1);
 		c->in_len = x->bs;
 		c->user |= 1u << 8;
 		return 1;
@@ -1093,7 +1056,7 @@ static int contend_phase(struct simhost *h, const struct vcfg *c, int lun)
 	/* The block is written first (counter 0), so the CAWs overwrite allocated space. */
 	counter_block(x->out, x->bs, 0);
 	uint8_t wcdb[16];
-	cdb_rw16(wcdb, 0x8a, x->lba, 1);
+	sb_rw16_cdb(wcdb, 0x8a, x->lba, 1);
 	int failed = 0;
 	if ((rc = simhost_submit(h, lun, wcdb, 16, x->out, x->bs, 0, NULL)) < 0)
 		goto out;

@@ -56,6 +56,7 @@
 #include "bench.h"
 #include "scsi_build.h"
 #include "simhost.h"
+#include "vaaid/scsi.h"
 
 #define MIB (1u << 20)
 #define SEG_BYTES (16u * MIB)    /* segments of the 8 GiB copy */
@@ -107,24 +108,6 @@ struct xb {
 
 /* ---------------------------------------------------------------- helpers */
 
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v & 0xffff);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-static uint32_t get16(const uint8_t *p) { return (uint32_t)p[0] << 8 | p[1]; }
-static uint32_t get32(const uint8_t *p) { return get16(p) << 16 | get16(p + 2); }
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -157,15 +140,6 @@ static void pattern(uint8_t *buf, uint64_t off, size_t len, uint64_t seed)
 			w[i] = k + i * 0xD1B54A32D192ED03ull;
 		memcpy(buf + s, w, sizeof(w));
 	}
-}
-
-/* READ(16) 88h / WRITE(16) 8Ah (SBC-4 5.16 / 5.42): LBA bytes 2-9, TRANSFER LENGTH 10-13. */
-static void cdb_rw16(uint8_t *cdb, uint8_t op, uint64_t lba, uint32_t nblk)
-{
-	memset(cdb, 0, 16);
-	cdb[0] = op;
-	put64(cdb + 2, lba);
-	put32(cdb + 10, nblk);
 }
 
 static void print_sense(const char *what, const struct simhost_result *r)
@@ -222,7 +196,7 @@ static int cmd_sync(struct xb *x, int lun, const uint8_t *cdb, size_t cdb_len, c
 static int read_sync(struct xb *x, int lun, uint64_t off, uint32_t len, uint8_t *buf)
 {
 	uint8_t cdb[16];
-	cdb_rw16(cdb, 0x88, off / x->bs, len / x->bs);
+	sb_rw16_cdb(cdb, 0x88, off / x->bs, len / x->bs);
 	return cmd_sync(x, lun, cdb, 16, NULL, 0, buf, len, NULL, "READ(16)");
 }
 
@@ -256,10 +230,10 @@ static int get_naa(struct xb *x, int lun, uint8_t naa[16])
 static int get_block_size(struct xb *x, int lun, uint32_t *bs)
 {
 	uint8_t cdb[16] = {0x9e, 0x10}, b[32];
-	put32(cdb + 10, sizeof(b));
+	scsi_put_be32(cdb + 10, sizeof(b));
 	int rc = cmd_sync(x, lun, cdb, 16, NULL, 0, b, sizeof(b), NULL, "READ CAPACITY(16)");
 	if (rc == 0)
-		*bs = get32(b + 8);
+		*bs = scsi_get_be32(b + 8);
 	return rc;
 }
 
@@ -274,42 +248,42 @@ static int get_block_size(struct xb *x, int lun, uint32_t *bs)
 static int get_limits(struct xb *x, int lun, struct limits *l)
 {
 	uint8_t cdb[16] = {0x84, 0x03}, b[256];
-	put32(cdb + 10, sizeof(b));
+	scsi_put_be32(cdb + 10, sizeof(b));
 	int rc = cmd_sync(x, lun, cdb, 16, NULL, 0, b, sizeof(b), NULL,
 			  "RECEIVE COPY RESULTS (OPERATING PARAMETERS)");
 	if (rc < 0)
 		return rc;
 	memset(l, 0, sizeof(*l));
-	l->max_cscd = get16(b + 8);
-	l->max_seg = get16(b + 10);
-	l->max_list = get32(b + 12);
-	l->max_seg_bytes = get32(b + 16);
-	l->max_inline = get32(b + 20);
+	l->max_cscd = scsi_get_be16(b + 8);
+	l->max_seg = scsi_get_be16(b + 10);
+	l->max_list = scsi_get_be32(b + 12);
+	l->max_seg_bytes = scsi_get_be32(b + 16);
+	l->max_inline = scsi_get_be32(b + 20);
 
 	if ((rc = inquiry_vpd(x, lun, 0x8f, b, sizeof(b))) < 0)
 		return rc;
-	size_t end = 4 + get16(b + 2);
+	size_t end = 4 + scsi_get_be16(b + 2);
 	if (end > sizeof(b))
 		end = sizeof(b);
 	bool p4 = false, p8001 = false;
-	for (size_t d = 4; d + 4 <= end; d += 4 + get16(b + d + 2)) {
-		uint32_t type = get16(b + d), dl = 4 + get16(b + d + 2);
+	for (size_t d = 4; d + 4 <= end; d += 4 + scsi_get_be16(b + d + 2)) {
+		uint32_t type = scsi_get_be16(b + d), dl = 4 + scsi_get_be16(b + d + 2);
 		if (d + dl > end)
 			break;
 		if (type == 0x0004 && dl >= 20) {
 			p4 = true;
-			if (get16(b + d + 8) != l->max_cscd || get16(b + d + 10) != l->max_seg ||
-			    get32(b + d + 12) != l->max_list) {
+			if (scsi_get_be16(b + d + 8) != l->max_cscd || scsi_get_be16(b + d + 10) != l->max_seg ||
+			    scsi_get_be32(b + d + 12) != l->max_list) {
 				fprintf(stderr, "vaai-bench xcopy: VPD 8Fh Parameter Data differs from "
 						"RECEIVE COPY RESULTS OPERATING PARAMETERS\n");
 				return -EPROTO;
 			}
 		} else if (type == 0x8001 && dl >= 16) {
 			p8001 = true;
-			if (get32(b + d + 12) != l->max_seg_bytes) {
+			if (scsi_get_be32(b + d + 12) != l->max_seg_bytes) {
 				fprintf(stderr, "vaai-bench xcopy: VPD 8Fh MAXIMUM SEGMENT LENGTH %u, "
 						"OPERATING PARAMETERS %u\n",
-					get32(b + d + 12), l->max_seg_bytes);
+					scsi_get_be32(b + d + 12), l->max_seg_bytes);
 				return -EPROTO;
 			}
 		}
@@ -320,7 +294,7 @@ static int get_limits(struct xb *x, int lun, struct limits *l)
 
 	if ((rc = inquiry_vpd(x, lun, 0xb0, b, 64)) < 0)
 		return rc;
-	l->max_xfer_blocks = get32(b + 8);
+	l->max_xfer_blocks = scsi_get_be32(b + 8);
 	return 0;
 }
 
@@ -487,7 +461,7 @@ static int fill_start(struct pipe *p, struct slot *s)
 	s->len = p->end - p->next < x->chunk ? (uint32_t)(p->end - p->next) : x->chunk;
 	pattern(s->buf, s->off, s->len, SEED);
 	s->lun = LUN_SRC;
-	cdb_rw16(s->cdb, 0x8a, s->off / x->bs, s->len / x->bs);
+	sb_rw16_cdb(s->cdb, 0x8a, s->off / x->bs, s->len / x->bs);
 	s->out = s->buf;
 	s->out_len = s->len;
 	s->in_len = 0;
@@ -514,7 +488,7 @@ static int hcopy_start(struct pipe *p, struct slot *s)
 	s->len = p->end - p->next < x->chunk ? (uint32_t)(p->end - p->next) : x->chunk;
 	s->phase = 0;
 	s->lun = LUN_SRC;
-	cdb_rw16(s->cdb, 0x88, s->off / x->bs, s->len / x->bs);
+	sb_rw16_cdb(s->cdb, 0x88, s->off / x->bs, s->len / x->bs);
 	s->out = NULL;
 	s->out_len = 0;
 	s->in_len = s->len;
@@ -534,7 +508,7 @@ static int hcopy_done(struct pipe *p, struct slot *s, struct simhost_result *r)
 	r->r.data_in = NULL;
 	s->phase = 1;
 	s->lun = LUN_HDST;
-	cdb_rw16(s->cdb, 0x8a, s->off / p->x->bs, s->len / p->x->bs);
+	sb_rw16_cdb(s->cdb, 0x8a, s->off / p->x->bs, s->len / p->x->bs);
 	s->out = s->owned;
 	s->out_len = s->len;
 	s->in_len = 0;
@@ -806,7 +780,7 @@ static int bench_copy(struct xb *x)
 	if (rc == 0 && c->inject_mismatch) {
 		uint8_t cdb[16], junk[SMALL_IO];
 		memset(junk, 0xA5, sizeof(junk));
-		cdb_rw16(cdb, 0x8a, SMALL_IO / x->bs, SMALL_IO / x->bs);
+		sb_rw16_cdb(cdb, 0x8a, SMALL_IO / x->bs, SMALL_IO / x->bs);
 		fprintf(stderr, "# --inject-mismatch: overwriting 4 KiB of xdst at byte 4096\n");
 		rc = cmd_sync(x, LUN_XDST, cdb, 16, junk, sizeof(junk), NULL, 0, NULL, "WRITE(16)");
 	}
@@ -897,7 +871,7 @@ static int bench_first_write(struct xb *x)
 		for (unsigned k = 0; k < 3 && rc == 0; k++) {
 			unsigned t = (i + k) % 3;
 			uint8_t cdb[16];
-			cdb_rw16(cdb, 0x8a, off[t] / x->bs, SMALL_IO / x->bs);
+			sb_rw16_cdb(cdb, 0x8a, off[t] / x->bs, SMALL_IO / x->bs);
 			rc = cmd_sync(x, lun[t], cdb, 16, data, SMALL_IO, NULL, 0, us[t], what[t]);
 		}
 		/* The first few redirected extents, read back whole: the new 4 KiB, the source elsewhere. */

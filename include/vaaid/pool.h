@@ -56,7 +56,8 @@ struct vpool_stats {
 	uint64_t extent;    /* extent size */
 	uint64_t used;      /* bytes of physical extents in use (referenced, being written, or freed but not yet durable) */
 	uint64_t free;      /* capacity - used */
-	uint64_t sharing_savings; /* bytes sharing saves: sum over extents of (references - 1) x extent */
+	uint64_t sharing_savings; /* bytes sharing saves: sum over extents of (map references - 1) x extent */
+	uint64_t hydrating; /* bytes of redirected extents still reading part of their data from their source */
 	/* internals, for tests and benchmarks */
 	uint64_t journal_commits, journal_records, checkpoints;
 	uint64_t journal_used, journal_size; /* ring bytes since the last checkpoint, ring size */
@@ -91,6 +92,15 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
  * to f; returns the number of problems (0 = consistent) or -errno.
  */
 int vpool_verify(const struct vpool *p, FILE *f);
+/*
+ * Background hydration of redirected extents (redirect-on-write after EXTENDED
+ * COPY): pause (tests, benchmarks) or resume it; how many extents are waiting
+ * and how many were hydrated since open. vpool_hydration_wait runs the reactor
+ * until nothing waits (control path; resumes a paused hydrator).
+ */
+void vpool_hydration_pause(struct vpool *p, bool pause);
+void vpool_hydration_stats(const struct vpool *p, uint64_t *pending, uint64_t *hydrated);
+int vpool_hydration_wait(struct vpool *p);
 /* Wait for in-flight work, write a checkpoint, free. Does not close dev. */
 int vpool_close(struct vpool *p);
 /* Free all memory without writing anything (after a simulated crash). */

@@ -2,14 +2,17 @@
  * Checkpoints: the whole pool state in one blob, so the journal can be reused.
  *
  * Blob (little endian, one 4 KiB-padded run in a checkpoint area):
- *   header 64 B: magic, n_ext, bm_words, n_vols, n_refruns, n_runs, n_partial
+ *   header 64 B: magic, n_ext, bm_words, n_vols, n_refruns, n_runs, n_partial,
+ *               n_hydr
  *   volumes     136 B each: idx, block size, size, naa, serial, name
  *   refcounts   run-length encoded {count u32, value u32}
  *   map runs    {idx u16, pad u16, count u32, vext u64, pext u64}: count
  *               consecutive virtual extents mapped to consecutive physical ones
+ *   hydrating   {pext u64, source u64, idx << 48 | vext u64}: redirected extents
+ *               still reading from their source (hydrate.c)
  *   partial     {pext u64, bitmap bm_words x u64}
  * Refcounts are stored although they could be derived: loading checks them
- * against the references the map runs make, so a damaged or inconsistent
+ * against the references the map runs and the hydration sources make, so a damaged or inconsistent
  * checkpoint is refused instead of silently "repaired" (vaai-check relies on
  * this too).
  *
@@ -35,6 +38,7 @@
 #define CKPT_VOL 136u
 #define CKPT_REFRUN 8u
 #define CKPT_RUN 24u
+#define CKPT_HYDR 24u
 
 static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
 static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
@@ -66,7 +70,7 @@ uint64_t pool_ckpt_size_for(uint64_t n_ext, uint32_t bm_words)
 {
 	uint64_t max_refs = n_ext * POOL_MAX_REFS_PER_EXTENT_AVG;
 	uint64_t sz = CKPT_HDR + (uint64_t)VPOOL_MAX_VOLUMES * CKPT_VOL + n_ext * CKPT_REFRUN +
-		      max_refs * CKPT_RUN + n_ext * (8 + 8ull * bm_words);
+		      max_refs * CKPT_RUN + n_ext * CKPT_HYDR + n_ext * (8 + 8ull * bm_words);
 	return vround_up(sz, VJ_BLOCK);
 }
 
@@ -91,11 +95,11 @@ static uint64_t count_runs(const struct vvol *v)
  * state cannot change while a checkpoint runs: every change is a journal
  * append, and appends are paused until the superblock is written.
  */
-enum { SER_HDR, SER_VOLS, SER_REFRUNS, SER_RUNS, SER_PARTIAL, SER_PAD, SER_DONE };
+enum { SER_HDR, SER_VOLS, SER_REFRUNS, SER_RUNS, SER_HYDR, SER_PARTIAL, SER_PAD, SER_DONE };
 #define SER_MAX_ITEM (8u + 8u * 64u) /* a partial entry with 16 MiB extents */
 
 struct ckpt_ser {
-	uint64_t n_refruns, n_runs, n_partial;
+	uint64_t n_refruns, n_runs, n_partial, n_hydr;
 	uint64_t total;    /* blob length (VJ_BLOCK multiple) */
 	uint64_t produced; /* bytes produced so far */
 	int section;
@@ -114,8 +118,10 @@ static int ser_init(const struct vpool *p, struct ckpt_ser *s)
 	for (unsigned i = 0; i < p->n_vols; i++)
 		s->n_runs += count_runs(p->vols[p->order[i]]);
 	s->n_partial = p->validity.n;
+	s->n_hydr = p->hydr.n;
 	uint64_t raw = CKPT_HDR + (uint64_t)p->n_vols * CKPT_VOL + s->n_refruns * CKPT_REFRUN +
-		       s->n_runs * CKPT_RUN + s->n_partial * (8 + 8ull * p->bm_words);
+		       s->n_runs * CKPT_RUN + s->n_hydr * CKPT_HYDR +
+		       s->n_partial * (8 + 8ull * p->bm_words);
 	s->total = vround_up(raw, VJ_BLOCK);
 	return s->total > p->sb.ckpt_size ? -ENOSPC : 0;
 }
@@ -139,6 +145,7 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			put64(o + 24, s->n_refruns);
 			put64(o + 32, s->n_runs);
 			put64(o + 40, s->n_partial);
+			put64(o + 48, s->n_hydr);
 			n += CKPT_HDR;
 			s->section = SER_VOLS;
 			s->i = 0;
@@ -183,7 +190,7 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 		}
 		case SER_RUNS: {
 			if (s->vol == p->n_vols) {
-				s->section = SER_PARTIAL;
+				s->section = SER_HYDR;
 				s->it = 0;
 				break;
 			}
@@ -209,6 +216,25 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			put64(o + 16, v->map[st] - 1);
 			n += CKPT_RUN;
 			s->e = e + 1;
+			break;
+		}
+		case SER_HYDR: {
+			size_t it = s->it;
+			uint64_t key;
+			void *val;
+			if (!hmap_next(&p->hydr, &it, &key, &val)) {
+				s->section = SER_PARTIAL;
+				s->it = 0;
+				break;
+			}
+			if (cap - n < CKPT_HYDR)
+				goto full;
+			s->it = it;
+			const struct hydr_ent *h = val;
+			put64(o, h->pext);
+			put64(o + 8, h->src);
+			put64(o + 16, (uint64_t)h->idx << 48 | h->vext);
+			n += CKPT_HYDR;
 			break;
 		}
 		case SER_PARTIAL: {
@@ -318,11 +344,12 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 	if (get64(b) != CKPT_MAGIC || get64(b + 8) != p->n_ext || get32(b + 16) != p->bm_words)
 		return -EUCLEAN;
 	uint64_t n_vols = get32(b + 20), n_refruns = get64(b + 24), n_runs = get64(b + 32),
-		 n_partial = get64(b + 40);
-	if (n_vols > VPOOL_MAX_VOLUMES || n_refruns > p->n_ext || n_runs > len || n_partial > p->n_ext)
+		 n_partial = get64(b + 40), n_hydr = get64(b + 48);
+	if (n_vols > VPOOL_MAX_VOLUMES || n_refruns > p->n_ext || n_runs > len ||
+	    n_partial > p->n_ext || n_hydr > p->n_ext)
 		return -EUCLEAN;
 	uint64_t need = CKPT_HDR + n_vols * CKPT_VOL + n_refruns * CKPT_REFRUN + n_runs * CKPT_RUN +
-			n_partial * (8 + 8ull * p->bm_words);
+			n_hydr * CKPT_HYDR + n_partial * (8 + 8ull * p->bm_words);
 	if (need > len)
 		return -EUCLEAN;
 	const uint8_t *r;
@@ -373,6 +400,22 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 			v->mapped++;
 		}
 	}
+	/* Hydration sources: each holds one reference; the extent is mapped where it says. */
+	for (uint64_t i = 0; i < n_hydr; i++) {
+		if (!(r = rd_take(rd, CKPT_HYDR)))
+			return rd->err;
+		uint64_t pext = get64(r), src = get64(r + 8), at = get64(r + 16);
+		uint16_t idx = (uint16_t)(at >> 48);
+		uint64_t vext = at & ((1ull << 48) - 1);
+		struct vvol *v = idx < VPOOL_MAX_VOLUMES ? p->vols[idx] : NULL;
+		if (!v || vext >= v->n_vext || v->map[vext] != pext + 1 || src >= p->n_ext ||
+		    src == pext || !p->refs[src])
+			return -EUCLEAN;
+		int rc = pool_hydr_add(p, pext, src, idx, vext); /* -EUCLEAN if listed twice */
+		if (rc < 0)
+			return rc;
+		p->refs[src]--;
+	}
 	for (uint64_t i = 0; i < p->n_ext; i++)
 		if (p->refs[i])
 			return -EUCLEAN; /* stored refcount larger than the references */
@@ -384,6 +427,16 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 				p->refs[v->map[k] - 1]++;
 				p->total_refs++;
 			}
+	}
+	size_t it = 0;
+	uint64_t key;
+	void *val;
+	while (hmap_next(&p->hydr, &it, &key, &val)) {
+		const struct hydr_ent *h = val;
+		/* A source has no source (one level), and a redirected extent is private. */
+		if (pool_hydr(p, h->src) || p->refs[h->pext] != 1)
+			return -EUCLEAN;
+		p->refs[h->src]++;
 	}
 	for (uint64_t i = 0; i < n_partial; i++) {
 		if (!(r = rd_take(rd, 8 + 8ull * p->bm_words)))

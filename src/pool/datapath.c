@@ -15,13 +15,16 @@
  *              padded with zeros to whole granules), then MAP (new, empty
  *              validity) + VALID records.
  *   COW        shared extent (refcount > 1, after EXTENDED COPY): redirect-on-
- *              write. The source extent is read whole (its granules that are
- *              not valid zeroed in the buffer), the request's bytes laid over
- *              it, the result written to a reserved free extent, then MAP
- *              (the source loses one reference) + VALID (all granules).
- *              Interim design: the copy is done in the foreground; background
- *              hydration (write only the new granules, read the rest from the
- *              source until hydrated) is the planned improvement.
+ *              write. A reserved free extent gets only the request's granules
+ *              (partial ones completed from the shared extent), then MAP with
+ *              the ROW flag: the shared extent stays this entry's "source",
+ *              read for the granules the new extent lacks until the
+ *              background hydrator (hydrate.c) has copied them. (A write that
+ *              covers everything the source holds needs no source: plain MAP.)
+ * A private extent that still has a source reads each granule from itself
+ * if valid there, else from the source, else zeros (one operation per run);
+ * a write's partial granules that are not valid in it are completed from the
+ * source (read first), never from zeros.
  * Locks: READ/ZERO/OVERWRITE take the extent lock shared, the others
  * exclusive; all of a request's extents are locked in ascending order before
  * anything is decided for good. After locking, the classification is redone
@@ -71,7 +74,11 @@ struct psub {
 	bool locked;
 	uint64_t pext;
 	uint64_t src_pext; /* SK_COW: the shared extent */
-	bool cow_written;  /* SK_COW: the merged extent is being written */
+	uint64_t base;     /* where partial granules are completed from (UINT64_MAX: zeros) */
+	bool prereading;   /* the partial granules are being read from base */
+	bool pad_head, pad_tail;
+	bool runs;         /* read by issue_read_runs: nothing left to zero */
+	void *runs_mem;    /* reads through a source: own iovecs and operations */
 	uint8_t *bounce[2];
 	struct iovec *iov;
 	int niov;
@@ -129,6 +136,7 @@ static void req_free(struct preq *rq)
 	for (unsigned i = 0; i < rq->nsub; i++) {
 		free(rq->subs[i].bounce[0]);
 		free(rq->subs[i].bounce[1]);
+		free(rq->subs[i].runs_mem);
 	}
 	free(rq->bounce_all);
 	free(rq->caw_buf);
@@ -161,12 +169,14 @@ static void req_finish(struct preq *rq)
 	if (rq->bounce_all && rq->op == OP_READ && !rq->err)
 		iov_copy_to(rq->user_iov, rq->user_iovcnt, 0, rq->bounce_all, rq->len);
 	p->inflight--;
+	p->fg_done++;
 	pool_req_untrack(p, &rq->link);
 	vvol_cb cb = rq->cb;
 	void *arg = rq->arg;
 	int err = rq->err;
 	req_free(rq);
 	cb(arg, err);
+	pool_hydrator_kick(p); /* new redirected extents, or its pace under load */
 }
 
 static void req_fail_deferred(void *arg, int res)
@@ -271,6 +281,8 @@ static int slice_into(struct preq *rq, struct psub *s, size_t doff, size_t len)
 	return 0;
 }
 
+static int issue_read_runs(struct preq *rq, struct psub *s, uint64_t src);
+
 static int issue_read(struct preq *rq, struct psub *s)
 {
 	if (s->kind == SK_ZERO) {
@@ -279,79 +291,168 @@ static int issue_read(struct preq *rq, struct psub *s)
 		return 0;
 	}
 	s->pext = rq->v->map[s->vext] - 1;
+	uint64_t src = pool_hydr_src(rq->p, s->pext);
+	if (src != UINT64_MAX && pool_validity(rq->p, s->pext))
+		return issue_read_runs(rq, s, src);
 	int rc = slice_into(rq, s, s->doff, s->len);
 	if (rc < 0)
 		return rc;
 	return sub_submit(s, pool_ext_off(rq->p, s->pext) + s->eoff, false);
 }
 
-/* A zero-padded copy of one granule with the request's bytes [from, to) of the extent in it. */
-static uint8_t *granule_bounce(struct preq *rq, struct psub *s, uint32_t g, uint32_t from,
-			       uint32_t to)
+/*
+ * A redirected extent not yet hydrated: each run of granules is read from the
+ * extent (valid there), from its source (valid there), or zeroed.
+ */
+static int issue_read_runs(struct preq *rq, struct psub *s, uint64_t src)
 {
-	uint8_t *b = vblk_alloc_buf(VPOOL_GRANULE);
-	if (!b)
-		return NULL;
+	const struct vpool *p = rq->p;
+	uint32_t end = s->eoff + s->len;
+	uint32_t g0 = gran_of(s->eoff), g1 = gran_of(end - 1);
+	size_t nruns = g1 - g0 + 1u;
+	size_t niov = (size_t)rq->iovcnt + nruns;
+	size_t npio = nruns + niov / MAX_IOV_PER_OP + 1;
+	s->runs_mem = malloc(niov * sizeof(struct iovec) + npio * sizeof(struct pio));
+	if (!s->runs_mem)
+		return -ENOMEM;
+	struct iovec *iov = s->runs_mem;
+	struct pio *pios = (struct pio *)(iov + niov);
+	size_t iu = 0, pu = 0;
+	s->io_pending = 1; /* held while issuing */
+	for (uint32_t g = g0; g <= g1;) {
+		int cls = pool_granule_valid(p, s->pext, g) ? 0 : pool_granule_valid(p, src, g) ? 1 : 2;
+		uint32_t h = g + 1;
+		while (h <= g1 && (pool_granule_valid(p, s->pext, h) ? 0
+				   : pool_granule_valid(p, src, h) ? 1 : 2) == cls)
+			h++;
+		uint32_t a = g * VPOOL_GRANULE > s->eoff ? g * VPOOL_GRANULE : s->eoff;
+		uint32_t b = h * VPOOL_GRANULE < end ? h * VPOOL_GRANULE : end;
+		g = h;
+		size_t doff = s->doff + (a - s->eoff);
+		if (cls == 2) {
+			iov_memset(rq->iov, rq->iovcnt, doff, 0, b - a);
+			continue;
+		}
+		int n = iov_slice(rq->iov, rq->iovcnt, doff, b - a, iov + iu, (int)(niov - iu));
+		if (n < 0) {
+			s->err = n;
+			break;
+		}
+		uint64_t at = pool_ext_off(p, cls == 0 ? s->pext : src) + a;
+		for (int k = 0; k < n; k += MAX_IOV_PER_OP) {
+			int cnt = n - k < MAX_IOV_PER_OP ? n - k : MAX_IOV_PER_OP;
+			struct pio *pio = &pios[pu++];
+			pio->sub = s;
+			vio_op_init(&pio->op, sub_io_done, pio);
+			s->io_pending++;
+			int rc = vblk_readv(p->dev, iov + iu + k, cnt, at, &pio->op);
+			if (rc < 0)
+				vreactor_defer(p->r, &pio->op, rc);
+			at += iov_total(iov + iu + k, cnt);
+		}
+		iu += (size_t)n;
+	}
+	s->runs = true;
+	struct pio *hold = &pios[pu]; /* drop the hold through the normal completion */
+	hold->sub = s;
+	sub_io_done(hold, 0);
+	return 0;
+}
+
+/* Lay the request's bytes [from, to) of the extent over granule g's bounce buffer. */
+static void granule_overlay(struct preq *rq, struct psub *s, uint8_t *b, uint32_t g, uint32_t from,
+			    uint32_t to)
+{
 	iov_copy_from(rq->iov, rq->iovcnt, s->doff + (from - s->eoff), b + (from - g * VPOOL_GRANULE),
 		      to - from);
-	return b;
 }
 
-/* SK_COW, step 1: read the whole shared extent. */
-static int issue_cow_read(struct preq *rq, struct psub *s)
-{
-	struct vpool *p = rq->p;
-	s->src_pext = rq->v->map[s->vext] - 1;
-	s->bounce[0] = vblk_alloc_buf(p->ext);
-	struct iovec *v = iov_take(rq, 1);
-	if (!s->bounce[0] || !v)
-		return -ENOMEM;
-	*v = (struct iovec){.iov_base = s->bounce[0], .iov_len = p->ext};
-	s->iov = v;
-	s->niov = 1;
-	return sub_submit(s, pool_ext_off(p, s->src_pext), false);
-}
+static int write_main(struct preq *rq, struct psub *s);
 
-/* SK_COW, step 2: zero what the source never had, lay the request over it, write it whole. */
-static int issue_cow_write(struct preq *rq, struct psub *s)
-{
-	struct vpool *p = rq->p;
-	uint8_t *b = s->bounce[0];
-	if (pool_validity(p, s->src_pext))
-		for (uint32_t g = 0; g < p->ext / VPOOL_GRANULE; g++)
-			if (!pool_granule_valid(p, s->src_pext, g))
-				memset(b + (size_t)g * VPOOL_GRANULE, 0, VPOOL_GRANULE);
-	iov_copy_from(rq->iov, rq->iovcnt, s->doff, b + s->eoff, s->len);
-	s->cow_written = true;
-	return sub_submit(s, pool_ext_off(p, s->pext), true);
-}
-
+/*
+ * Writes: decide where the data goes and which partial granules need a whole-
+ * granule bounce (a granule that is not valid where it is written: padded
+ * with what it reads as now -- zeros, or its data in the shared or source
+ * extent, read first into the bounce).
+ */
 static int issue_write(struct preq *rq, struct psub *s)
 {
 	struct vpool *p = rq->p;
-	if (s->kind == SK_COW)
-		return issue_cow_read(rq, s);
 	uint32_t end = s->eoff + s->len;
 	uint32_t g0 = gran_of(s->eoff), g1 = gran_of(end - 1);
 	bool head_partial = s->eoff % VPOOL_GRANULE || (g0 == g1 && end % VPOOL_GRANULE);
 	bool tail_partial = end % VPOOL_GRANULE != 0;
+	s->base = UINT64_MAX;
 	if (s->kind == SK_ALLOC) {
 		/* pext was reserved by the caller */
+	} else if (s->kind == SK_COW) {
+		/* pext was reserved by the caller; the shared extent completes partial granules */
+		s->src_pext = rq->v->map[s->vext] - 1;
+		s->base = s->src_pext;
 	} else {
 		/* SK_OVERWRITE / SK_VALIDATE: a private extent (classified under the lock) */
 		s->pext = rq->v->map[s->vext] - 1;
 		if (pool_extent_shared(p, s->pext))
 			return -EIO; /* cannot happen: shared extents are classified SK_COW under the lock */
+		s->base = pool_hydr_src(p, s->pext);
 	}
-	bool pad_head = s->kind != SK_OVERWRITE && head_partial && !(s->kind == SK_VALIDATE &&
-								 pool_granule_valid(p, s->pext, g0));
-	bool pad_tail = s->kind != SK_OVERWRITE && tail_partial && g1 != g0 &&
-			!(s->kind == SK_VALIDATE && pool_granule_valid(p, s->pext, g1));
+	bool fresh = s->kind == SK_ALLOC || s->kind == SK_COW;
+	s->pad_head = s->kind != SK_OVERWRITE && head_partial &&
+		      (fresh || !pool_granule_valid(p, s->pext, g0));
+	s->pad_tail = s->kind != SK_OVERWRITE && tail_partial && g1 != g0 &&
+		      (fresh || !pool_granule_valid(p, s->pext, g1));
+	uint32_t pg[2] = {g0, g1};
+	bool pad[2] = {s->pad_head, s->pad_tail};
+	unsigned nread = 0;
+	struct iovec *rv[2] = {NULL, NULL};
+	for (int i = 0; i < 2; i++) {
+		if (!pad[i])
+			continue;
+		s->bounce[i] = vblk_alloc_buf(VPOOL_GRANULE); /* zeroed */
+		if (!s->bounce[i])
+			return -ENOMEM;
+		if (s->base != UINT64_MAX && pool_granule_valid(p, s->base, pg[i])) {
+			rv[i] = iov_take(rq, 1);
+			if (!rv[i])
+				return -ENOMEM;
+			*rv[i] = (struct iovec){.iov_base = s->bounce[i], .iov_len = VPOOL_GRANULE};
+			nread++;
+		}
+	}
+	if (!nread)
+		return write_main(rq, s);
+	/* Read the partial granules' current data first (sub_io_done continues). */
+	if (rq->pio_used + nread > rq->pio_cap)
+		return -ENOMEM;
+	s->prereading = true;
+	s->io_pending = (int)nread;
+	for (int i = 0; i < 2; i++) {
+		if (!rv[i])
+			continue;
+		struct pio *pio = rq->pio_pool + rq->pio_used++;
+		pio->sub = s;
+		vio_op_init(&pio->op, sub_io_done, pio);
+		int rc = vblk_readv(p->dev, rv[i], 1,
+				    pool_ext_off(p, s->base) + (uint64_t)pg[i] * VPOOL_GRANULE, &pio->op);
+		if (rc < 0)
+			vreactor_defer(p->r, &pio->op, rc);
+	}
+	return 0;
+}
+
+/* The bounces hold what their granules read as: lay the request over them and write. */
+static int write_main(struct preq *rq, struct psub *s)
+{
+	struct vpool *p = rq->p;
+	uint32_t end = s->eoff + s->len;
+	uint32_t g0 = gran_of(s->eoff), g1 = gran_of(end - 1);
+	s->iov = NULL;
+	s->niov = 0;
 	uint64_t at;
-	if (g0 == g1 && pad_head) {
-		s->bounce[0] = granule_bounce(rq, s, g0, s->eoff, end);
+	if (g0 == g1 && s->pad_head) {
+		granule_overlay(rq, s, s->bounce[0], g0, s->eoff, end);
 		struct iovec *v = iov_take(rq, 1);
-		if (!s->bounce[0] || !v)
+		if (!v)
 			return -ENOMEM;
 		*v = (struct iovec){.iov_base = s->bounce[0], .iov_len = VPOOL_GRANULE};
 		s->iov = v;
@@ -360,11 +461,11 @@ static int issue_write(struct preq *rq, struct psub *s)
 	} else {
 		uint32_t mid_from = s->eoff, mid_to = end;
 		at = s->eoff;
-		if (pad_head) {
+		if (s->pad_head) {
 			uint32_t gend = (g0 + 1) * VPOOL_GRANULE;
-			s->bounce[0] = granule_bounce(rq, s, g0, s->eoff, gend);
+			granule_overlay(rq, s, s->bounce[0], g0, s->eoff, gend);
 			struct iovec *v = iov_take(rq, 1);
-			if (!s->bounce[0] || !v)
+			if (!v)
 				return -ENOMEM;
 			*v = (struct iovec){.iov_base = s->bounce[0], .iov_len = VPOOL_GRANULE};
 			s->iov = v;
@@ -372,17 +473,17 @@ static int issue_write(struct preq *rq, struct psub *s)
 			mid_from = gend;
 			at = (uint64_t)g0 * VPOOL_GRANULE;
 		}
-		if (pad_tail)
+		if (s->pad_tail)
 			mid_to = g1 * VPOOL_GRANULE;
 		if (mid_to > mid_from) {
 			int rc = slice_into(rq, s, s->doff + (mid_from - s->eoff), mid_to - mid_from);
 			if (rc < 0)
 				return rc;
 		}
-		if (pad_tail) {
-			s->bounce[1] = granule_bounce(rq, s, g1, g1 * VPOOL_GRANULE, end);
+		if (s->pad_tail) {
+			granule_overlay(rq, s, s->bounce[1], g1, g1 * VPOOL_GRANULE, end);
 			struct iovec *v = iov_take(rq, 1);
-			if (!s->bounce[1] || !v)
+			if (!v)
 				return -ENOMEM;
 			*v = (struct iovec){.iov_base = s->bounce[1], .iov_len = VPOOL_GRANULE};
 			if (!s->iov)
@@ -413,6 +514,9 @@ static void sub_log(void *arg, int res)
 	uint32_t g0 = gran_of(s->eoff), g1 = gran_of(s->eoff + s->len - 1);
 	bool remap = s->kind == SK_ALLOC || s->kind == SK_COW;
 	uint16_t need = remap ? REC_MAP_LEN + REC_VALID_LEN + 4 : REC_VALID_LEN;
+	bool src = !remap && pool_hydr(p, s->pext);
+	if (src)
+		need += REC_HYDRATED_LEN + 4;
 	if (!vjournal_can_append(p->j, need)) {
 		s->jw.fn = sub_log;
 		s->jw.arg = s;
@@ -420,12 +524,18 @@ static void sub_log(void *arg, int res)
 		return;
 	}
 	int rc = 0;
+	uint8_t flags = REC_MAP_NEW_EMPTY;
+	/* Redirect-on-write: the shared extent stays the source of what was not written. */
+	if (s->kind == SK_COW && (pool_any_valid(p, s->src_pext, 0, g0) ||
+				  pool_any_valid(p, s->src_pext, g1 + 1, p->gran_per_ext)))
+		flags |= REC_MAP_ROW;
 	if (remap)
-		rc = pool_log_map(p, rq->v, s->vext, s->pext + 1, REC_MAP_NEW_EMPTY);
-	if (rc == 0 && s->kind == SK_COW) /* written whole: every granule holds real data */
-		rc = pool_log_valid(p, s->pext, 0, (uint32_t)(p->ext / VPOOL_GRANULE), true);
-	else if (rc == 0)
+		rc = pool_log_map(p, rq->v, s->vext, s->pext + 1, flags);
+	if (rc == 0)
 		rc = pool_log_valid(p, s->pext, g0, g1 - g0 + 1, true);
+	/* Writes filled in everything the source still provided: hydrated, nothing to copy. */
+	if (rc == 0 && src && pool_hydr_complete(p, s->pext))
+		rc = pool_log_hydrated(p, s->pext, pool_hydr_src(p, s->pext));
 	if (rc < 0) {
 		/* The journal refused after admitting (cannot happen) or memory ran out. */
 		p->failed = true;
@@ -452,10 +562,12 @@ static void sub_io_done(void *arg, int res)
 		sub_done(s, s->err);
 		return;
 	}
-	if (s->kind == SK_COW && !s->cow_written) {
-		int rc = issue_cow_write(rq, s);
+	if (s->prereading) {
+		s->prereading = false;
+		int rc = write_main(rq, s);
 		if (rc < 0) {
-			pool_unreserve(rq->p, s->pext);
+			if (s->kind == SK_ALLOC || s->kind == SK_COW)
+				pool_unreserve(rq->p, s->pext);
 			sub_done(s, rc);
 		}
 		return;
@@ -464,7 +576,7 @@ static void sub_io_done(void *arg, int res)
 	case SK_READ: {
 		/* Granules never written read as zeros, whatever the disk holds. */
 		const struct vpool *p = rq->p;
-		if (pool_validity(p, s->pext)) {
+		if (!s->runs && pool_validity(p, s->pext)) {
 			uint32_t end = s->eoff + s->len;
 			for (uint32_t g = gran_of(s->eoff); g <= gran_of(end - 1); g++) {
 				if (pool_granule_valid(p, s->pext, g))
@@ -509,7 +621,9 @@ static bool caw_compared_equal(struct preq *rq)
 		free(s->bounce[1]);
 		s->bounce[0] = s->bounce[1] = NULL;
 		s->pext = s->src_pext = 0;
-		s->cow_written = false;
+		s->prereading = s->runs = false;
+		free(s->runs_mem);
+		s->runs_mem = NULL;
 		s->iov = NULL;
 		s->niov = 0;
 		s->io_pending = 0;
@@ -708,9 +822,10 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 	uint64_t e0 = off / p->ext, e1 = (off + len - 1) / p->ext;
 	rq->nsub = (unsigned)(e1 - e0 + 1);
 	rq->subs = calloc(rq->nsub, sizeof(*rq->subs));
-	rq->iov_cap = (size_t)rq->iovcnt + 3u * rq->nsub;
+	/* per sub: slices (one split iovec at each end), 2 pre-read + 2 bounce iovecs */
+	rq->iov_cap = (size_t)rq->iovcnt + 5u * rq->nsub;
 	rq->iov_pool = malloc(rq->iov_cap * sizeof(struct iovec));
-	rq->pio_cap = 2u * rq->nsub + rq->iov_cap / MAX_IOV_PER_OP + 1; /* COW submits twice */
+	rq->pio_cap = 3u * rq->nsub + rq->iov_cap / MAX_IOV_PER_OP + 1; /* 2 pre-reads + writes */
 	rq->pio_pool = malloc(rq->pio_cap * sizeof(struct pio));
 	if (!rq->subs || !rq->iov_pool || !rq->pio_pool) {
 		p->inflight--;

@@ -10,6 +10,10 @@
  *     (the physical extent is freed once that record is durable, see alloc.c);
  *   - otherwise: a VALID clear record for the fully covered granules, if any
  *     of them is valid; partly covered granules keep their data;
+ *   - redirected and not yet hydrated (hydrate.c), partly covered, with
+ *     covered granules its source still provides: handled like a shared
+ *     extent's partial range below (clearing would bring the source's data
+ *     back); "data" everywhere here means valid in the extent or its source;
  *   - shared (refcount > 1, after vvol_share) and fully covered: a MAP record
  *     to 0 (this volume's reference goes); partly covered: nothing (validity
  *     belongs to the physical extent, so to every sharer). vvol_zero instead
@@ -163,7 +167,7 @@ static int dealloc_extent(struct dreq *d, uint64_t vext)
 	uint64_t to = d->end < ebase + p->ext ? d->end - ebase : p->ext;
 	uint32_t ga = (uint32_t)((from + VPOOL_GRANULE - 1) / VPOOL_GRANULE);
 	uint32_t gb = (uint32_t)(to / VPOOL_GRANULE);
-	if (ga >= gb || !pool_any_valid(p, pext, ga, gb))
+	if (ga >= gb || !pool_any_data(p, pext, ga, gb))
 		return 0;
 	if (p->refs[pext] != 1) {
 		/* Shared (EXTENDED COPY): validity belongs to the physical extent and so to
@@ -187,7 +191,20 @@ static int dealloc_extent(struct dreq *d, uint64_t vext)
 			d->logged = true;
 		return rc;
 	}
-	bool whole = !pool_any_valid(p, pext, 0, ga) && !pool_any_valid(p, pext, gb, p->gran_per_ext);
+	bool whole = !pool_any_data(p, pext, 0, ga) && !pool_any_data(p, pext, gb, p->gran_per_ext);
+	uint64_t src = pool_hydr_src(p, pext);
+	if (!whole && src != UINT64_MAX && pool_any_valid(p, src, ga, gb)) {
+		/* Redirected, not yet hydrated: a cleared granule would read its source's
+		 * data again. UNMAP leaves such granules mapped (advisory); vvol_zero writes
+		 * zeros there once the records are durable, as for a shared extent. */
+		if (d->zero) {
+			if (d->nz == 2)
+				return -EIO; /* cannot happen: only the range's ends are partial */
+			d->zoff[d->nz] = ebase + (uint64_t)ga * VPOOL_GRANULE;
+			d->zlen[d->nz++] = (uint64_t)(gb - ga) * VPOOL_GRANULE;
+		}
+		return 0;
+	}
 	uint16_t need = whole ? REC_MAP_LEN : REC_VALID_LEN;
 	if (!vjournal_can_append(p->j, need))
 		return -EAGAIN;

@@ -6,7 +6,8 @@
  * every pool operation, so the map and the validity bitmaps cannot change
  * under it. A byte is "mapped" when its virtual extent is mapped and its
  * 4 KiB granule is valid -- exactly the bytes a read returns from the backing
- * store; every other byte reads as zeros and is "deallocated". Starting at
+ * store (from the extent, or from its redirect source until hydrated);
+ * every other byte reads as zeros and is "deallocated". Starting at
  * off, the walk extends the run while the status stays the same: whole
  * unmapped extents and fully valid extents (no bitmap) are skipped in one
  * step, partial extents granule by granule. Runs therefore start and end on
@@ -20,7 +21,7 @@
 static bool granule_mapped(const struct vvol *v, uint64_t vext, uint32_t g)
 {
 	uint64_t m = v->map[vext];
-	return m && pool_granule_valid(v->pool, m - 1, g);
+	return m && pool_granule_has_data(v->pool, m - 1, g);
 }
 
 int vvol_lba_status(const struct vvol *v, uint64_t off, uint64_t len, uint64_t *run,
@@ -48,8 +49,10 @@ int vvol_lba_status(const struct vvol *v, uint64_t off, uint64_t len, uint64_t *
 			continue;
 		}
 		g = (uint32_t)((pos - ebase) / VPOOL_GRANULE);
+		bool src = pool_hydr(p, m - 1) != NULL; /* granules may read from the source */
 		for (; g < p->gran_per_ext; g++) {
-			if ((bool)(bm[g / 64] >> (g % 64) & 1) != st)
+			bool has = src ? pool_granule_has_data(p, m - 1, g) : (bm[g / 64] >> (g % 64) & 1);
+			if (has != st)
 				break;
 		}
 		pos = ebase + (uint64_t)g * VPOOL_GRANULE;

@@ -201,6 +201,7 @@ static void pool_free_mem(struct vpool *p)
 	hmap_free(&p->locks);
 	hmap_free(&p->unshared);
 	free(p->unsh);
+	pool_hydrator_free(p);
 	vjournal_destroy(p->j);
 	pool_ckpt_free(p);
 	free(p->refs);
@@ -247,7 +248,8 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 	p->refs = calloc(p->n_ext ? p->n_ext : 1, sizeof(uint32_t));
 	p->partial = calloc((p->n_ext + 63) / 64 + 1, sizeof(uint64_t));
 	if (!p->refs || !p->partial || hmap_init(&p->validity, 64) < 0 ||
-	    hmap_init(&p->locks, 256) < 0 || hmap_init(&p->unshared, 16) < 0) {
+	    hmap_init(&p->locks, 256) < 0 || hmap_init(&p->unshared, 16) < 0 ||
+	    hmap_init(&p->hydr, 16) < 0 || pool_hydrator_init(p) < 0) {
 		pool_free_mem(p);
 		return -ENOMEM;
 	}
@@ -283,6 +285,7 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 		pool_free_mem(p);
 		return rc;
 	}
+	pool_hydrator_kick(p); /* redirected extents recovered with their source */
 	*out = p;
 	return 0;
 }
@@ -302,7 +305,8 @@ static int wait_ckpt_done(struct vpool *p)
 
 static int wait_idle(struct vpool *p)
 {
-	while (p->inflight || pool_ckpt_busy(p) || (p->j && !vjournal_idle(p->j))) {
+	while (p->inflight || pool_ckpt_busy(p) || pool_hydrator_busy(p) ||
+	       (p->j && !vjournal_idle(p->j))) {
 		int rc = vreactor_run_once(p->r, -1);
 		if (rc < 0)
 			return rc;
@@ -317,8 +321,28 @@ int vpool_checkpoint(struct vpool *p)
 	return pool_ckpt_sync(p);
 }
 
+int vpool_hydration_wait(struct vpool *p)
+{
+	vpool_hydration_pause(p, false);
+	unsigned errors = pool_hydrator_errors(p);
+	while (p->hydr.n && !p->failed && !p->readonly) {
+		if (pool_hydrator_errors(p) != errors)
+			return -EIO; /* a hydration failed (I/O error): do not loop */
+		int rc = pool_hydrator_start_now(p);
+		if (rc < 0)
+			return rc;
+		rc = vreactor_run_once(p->r, -1);
+		if (rc < 0)
+			return rc;
+	}
+	if (p->failed)
+		return -EIO;
+	return wait_idle(p);
+}
+
 int vpool_close(struct vpool *p)
 {
+	pool_hydrator_stop(p); /* what is left waits in the checkpoint; resumes at open */
 	int rc = wait_idle(p);
 	if (rc == 0 && !p->readonly && !p->failed)
 		rc = pool_ckpt_sync(p);
@@ -396,11 +420,31 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 	st->capacity = p->n_ext * p->ext;
 	st->free = p->n_free * p->ext;
 	st->used = st->capacity - st->free;
-	uint64_t extra_refs = 0; /* extent sharing (XCOPY): references beyond the first */
+	/* Extent sharing (XCOPY): map references beyond the first. A hydration source's
+	 * reference saves nothing (its redirected extent is allocated too). */
+	uint64_t extra_refs = 0;
 	for (uint64_t i = 0; i < p->n_ext; i++)
 		if (p->refs[i] > 1)
 			extra_refs += p->refs[i] - 1;
+	struct hmap per_src; /* source -> its source references */
+	if (p->hydr.n && hmap_init(&per_src, p->hydr.n) == 0) {
+		size_t it = 0;
+		uint64_t k;
+		void *v;
+		while (hmap_next(&p->hydr, &it, &k, &v)) {
+			uint64_t s = ((const struct hydr_ent *)v)->src;
+			hmap_put(&per_src, s, (void *)((uintptr_t)hmap_get(&per_src, s) + 1));
+		}
+		it = 0;
+		while (hmap_next(&per_src, &it, &k, &v)) {
+			uint64_t n = (uintptr_t)v; /* m map + n source references save m - 1 */
+			uint64_t counted = p->refs[k] - 1;
+			extra_refs -= n < counted ? n : counted;
+		}
+		hmap_free(&per_src);
+	}
 	st->sharing_savings = extra_refs * p->ext;
+	st->hydrating = p->hydr.n * p->ext;
 	st->journal_commits = p->j ? vjournal_commits(p->j) : 0;
 	st->journal_records = p->j ? vjournal_records(p->j) : 0;
 	st->checkpoints = p->checkpoints;
@@ -555,12 +599,16 @@ int vpool_volume_delete(struct vpool *p, const char *name)
 	struct vvol *v = vpool_volume_find(p, name);
 	if (!v)
 		return -ENOENT;
-	while (p->inflight) { /* the caller detached the volume; let stragglers finish */
-		int rc = vreactor_run_once(p->r, -1);
-		if (rc < 0)
-			return rc;
-	}
-	return log_sync(p, log_delete, v, 0);
+	/* The caller detached the volume; let stragglers finish, and keep the hydrator off
+	 * (it could be copying into one of the volume's extents, freed by the delete). */
+	pool_hydrator_hold(p, true);
+	int rc = 0;
+	while ((p->inflight || pool_hydrator_busy(p)) && rc >= 0)
+		rc = vreactor_run_once(p->r, -1);
+	if (rc >= 0)
+		rc = log_sync(p, log_delete, v, 0);
+	pool_hydrator_hold(p, false);
+	return rc < 0 ? rc : 0;
 }
 
 int vvol_grow(struct vvol *v, uint64_t size)

@@ -10,6 +10,7 @@
  *   datapath.c    read and write requests
  *   dealloc.c     deallocation (unmap extents, clear granules)
  *   share.c       extent sharing (EXTENDED COPY), the SHARE record
+ *   hydrate.c     background hydration of redirected extents, the HYDRATED record
  *   lba_status.c  provisioning status queries (mapped / deallocated runs)
  *   bench.c       benchmark/test-only helpers (vpool_bench_map_full)
  */
@@ -31,8 +32,12 @@ enum {
 	REC_VOL_RESIZE = 4, /* a volume grows (never shrinks) */
 	REC_VOL_DELETE = 5, /* a volume and all its references go */
 	REC_SHARE = 6,      /* n map entries of one volume copied to another (refcounts follow) */
+	REC_HYDRATED = 7,   /* a redirected extent holds all its data: its source reference goes */
 };
 #define REC_MAP_NEW_EMPTY 0x1 /* flags: the new extent starts with no valid granule */
+/* flags: redirect-on-write. The new extent's granules that are not valid read from the old
+ * one (its "source"), which keeps this map entry's reference until REC_HYDRATED. */
+#define REC_MAP_ROW 0x2
 #define REC_VALID_SET 0x1     /* flags: set (else clear) */
 
 /* Bound on references so the checkpoint area always fits (checked by sharing ops). */
@@ -50,6 +55,19 @@ struct vvol {
 	uint64_t *map; /* pext + 1, 0 = unmapped */
 	uint64_t mapped;
 };
+
+/*
+ * A redirected extent waiting for hydration (hydrate.c): pext's granules that
+ * are not valid read from src, which holds one reference for it. pext itself
+ * is private (refcount 1, mapped at idx/vext) until the HYDRATED record.
+ */
+struct hydr_ent {
+	uint64_t pext, src;
+	uint16_t idx;
+	uint64_t vext;
+};
+
+struct hydrator;
 
 struct pend_free {
 	uint64_t pext;
@@ -99,7 +117,10 @@ struct vpool {
 	size_t unsh_head, unsh_tail, unsh_cap;
 	struct ckpt_state *ckpt;
 	uint64_t checkpoints;
+	struct hmap hydr;           /* pext -> struct hydr_ent (redirected, not yet hydrated) */
+	struct hydrator *hyd;       /* the background hydrator (hydrate.c) */
 	unsigned inflight; /* data requests in flight */
+	uint64_t fg_done;  /* data requests completed (the hydrator's pace) */
 	struct pool_req *reqs; /* the requests in flight */
 	struct vpool_ctx *ctxs; /* callers' contexts (vpool_ctx_track) */
 	bool replaying;
@@ -146,8 +167,12 @@ bool pool_any_valid(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t 
 /* records.c: apply (memory only) */
 int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
 			  uint32_t block_size, const uint8_t naa[16], const char *serial);
+/* Live, extents whose last reference goes are queued to be freed once the
+ * current commit is durable (pool_free_after); in replay they simply become free. */
 int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, uint64_t new1,
-		   uint8_t flags, uint64_t *freed1);
+		   uint8_t flags);
+/* Drop one reference of pext (a map entry's or a hydration source's), with what follows. */
+int pool_ref_drop(struct vpool *p, uint64_t pext);
 int pool_apply_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set);
 int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *payload,
 		       uint16_t len);
@@ -159,12 +184,12 @@ int pool_log_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool
 int pool_apply_vol_resize(struct vpool *p, uint16_t idx, uint64_t size);
 int pool_log_vol_resize(struct vpool *p, struct vvol *v, uint64_t size);
 /* live: freed extents are queued with pool_free_after(seq); replay: simply free. */
-int pool_apply_vol_delete(struct vpool *p, uint16_t idx, bool live, uint64_t seq);
+int pool_apply_vol_delete(struct vpool *p, uint16_t idx);
 int pool_log_vol_delete(struct vpool *p, struct vvol *v);
 #define REC_SHARE_LEN 28
 /* share.c: live, freed extents are queued with pool_free_after(seq); replay: simply free. */
 int pool_apply_share(struct vpool *p, uint16_t sidx, uint16_t didx, uint64_t svext,
-		     uint64_t dvext, uint64_t n, bool live, uint64_t seq);
+		     uint64_t dvext, uint64_t n);
 int pool_log_share(struct vpool *p, struct vvol *src, struct vvol *dst, uint64_t svext,
 		   uint64_t dvext, uint64_t n);
 int pool_log_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
@@ -181,6 +206,44 @@ void pool_ckpt_request(void *owner);              /* journal callback: start asy
 int pool_ckpt_sync(struct vpool *p);              /* start (or join) and wait */
 bool pool_ckpt_busy(const struct vpool *p);
 void pool_ckpt_free(struct vpool *p);
+
+/* hydrate.c */
+#define REC_HYDRATED_LEN 16
+static inline struct hydr_ent *pool_hydr(const struct vpool *p, uint64_t pext)
+{
+	return p->hydr.n ? hmap_get(&p->hydr, pext) : NULL;
+}
+/* Source of pext's granules that are not valid: UINT64_MAX if none. */
+static inline uint64_t pool_hydr_src(const struct vpool *p, uint64_t pext)
+{
+	struct hydr_ent *h = pool_hydr(p, pext);
+	return h ? h->src : UINT64_MAX;
+}
+/* Does granule g of pext read data (valid in pext, or in its hydration source)? */
+bool pool_granule_has_data(const struct vpool *p, uint64_t pext, uint32_t g);
+bool pool_any_data(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1);
+int pool_apply_hydrated(struct vpool *p, uint64_t pext, uint64_t src);
+/* pext has a source, and holds everything the source has (writes filled it): done. */
+bool pool_hydr_complete(const struct vpool *p, uint64_t pext);
+int pool_log_hydrated(struct vpool *p, uint64_t pext, uint64_t src); /* live; -EAGAIN: no room */
+/* records: apply a MAP_ROW's source (memory only) */
+int pool_hydr_add(struct vpool *p, uint64_t pext, uint64_t src, uint16_t idx, uint64_t vext);
+void pool_hydr_forget(struct vpool *p, uint64_t pext); /* pext freed: entry gone, not its ref */
+int pool_hydrator_init(struct vpool *p);
+void pool_hydrator_free(struct vpool *p);
+void pool_hydrator_kick(struct vpool *p);  /* new work, or a request completed */
+void pool_hydrator_stop(struct vpool *p);  /* closing: start nothing new */
+void pool_hydrator_hold(struct vpool *p, bool hold); /* nested: no new job while held */
+bool pool_hydrator_busy(const struct vpool *p);
+/* Control path: start a job now, unpaced. 1: one runs; 0: nothing waits; -EIO: cannot. */
+int pool_hydrator_start_now(struct vpool *p);
+unsigned pool_hydrator_errors(const struct vpool *p);
+/*
+ * Hydrate pext now; the caller holds pext's extent lock exclusive. done(arg, err)
+ * runs from the reactor once the HYDRATED record is durable (at once if pext
+ * has no source).
+ */
+int pool_hydrate_locked(struct vpool *p, uint64_t pext, void (*done)(void *arg, int err), void *arg);
 
 /* extent_lock.c */
 enum { XLOCK_SHARED = 1, XLOCK_EXCL = 2 };

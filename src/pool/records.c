@@ -18,6 +18,10 @@
  *   VOL_RESIZE: idx u16, pad u16, new size u64 (grow only)
  *   VOL_DELETE: idx u16 (every map entry dropped, refcounts follow, slot freed)
  *   SHARE:      src idx u16, dst idx u16, src vext u64, dst vext u64, count u64
+ *   HYDRATED:   pext u64, source pext u64
+ * MAP with the ROW flag (always with NEW_EMPTY) is a redirect-on-write: the
+ * old extent keeps the entry's reference as the new extent's source until a
+ * HYDRATED record (hydrate.c) drops it.
  */
 #include <endian.h>
 #include <errno.h>
@@ -104,7 +108,7 @@ int pool_log_vol_resize(struct vpool *p, struct vvol *v, uint64_t size)
 
 #define REC_VOL_DELETE_LEN 2
 
-int pool_apply_vol_delete(struct vpool *p, uint16_t idx, bool live, uint64_t seq)
+int pool_apply_vol_delete(struct vpool *p, uint16_t idx)
 {
 	if (idx >= VPOOL_MAX_VOLUMES || !p->vols[idx])
 		return -EUCLEAN;
@@ -112,10 +116,7 @@ int pool_apply_vol_delete(struct vpool *p, uint16_t idx, bool live, uint64_t seq
 	for (uint64_t e = 0; e < v->n_vext; e++) {
 		if (!v->map[e])
 			continue;
-		uint64_t freed;
-		int rc = pool_apply_map(p, idx, e, v->map[e], 0, 0, &freed);
-		if (rc == 0 && freed && live)
-			rc = pool_free_after(p, freed - 1, seq);
+		int rc = pool_apply_map(p, idx, e, v->map[e], 0, 0);
 		if (rc < 0)
 			return rc;
 	}
@@ -136,7 +137,7 @@ int pool_log_vol_delete(struct vpool *p, struct vvol *v)
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
 	put16(b, v->idx);
-	return pool_apply_vol_delete(p, v->idx, true, vjournal_open_seq(p->j));
+	return pool_apply_vol_delete(p, v->idx);
 }
 
 int pool_log_share(struct vpool *p, struct vvol *src, struct vvol *dst, uint64_t svext,
@@ -150,18 +151,45 @@ int pool_log_share(struct vpool *p, struct vvol *src, struct vvol *dst, uint64_t
 	put64(b + 4, svext);
 	put64(b + 12, dvext);
 	put64(b + 20, n);
-	return pool_apply_share(p, src->idx, dst->idx, svext, dvext, n, true,
-				vjournal_open_seq(p->j));
+	return pool_apply_share(p, src->idx, dst->idx, svext, dvext, n);
+}
+
+int pool_ref_drop(struct vpool *p, uint64_t x)
+{
+	bool live = p->j && !p->replaying;
+	if (!p->refs[x])
+		return -EUCLEAN;
+	p->refs[x]--;
+	if (p->refs[x] == 0) {
+		pool_validity_drop(p, x);
+		int rc = 0;
+		uint64_t src = pool_hydr_src(p, x);
+		if (src != UINT64_MAX) { /* freed before it was hydrated: its source reference goes */
+			pool_hydr_forget(p, x);
+			rc = pool_ref_drop(p, src);
+		}
+		if (rc == 0 && live)
+			rc = pool_free_after(p, x, vjournal_open_seq(p->j));
+		return rc;
+	}
+	/* Live: private only once this record is durable (alloc.c). */
+	if (p->refs[x] == 1 && live)
+		return pool_unshared_after(p, x, vjournal_open_seq(p->j));
+	return 0;
 }
 
 int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, uint64_t new1,
-		   uint8_t flags, uint64_t *freed1)
+		   uint8_t flags)
 {
-	*freed1 = 0;
 	if (idx >= VPOOL_MAX_VOLUMES || !p->vols[idx])
 		return -EUCLEAN;
 	struct vvol *v = p->vols[idx];
 	if (vext >= v->n_vext || v->map[vext] != old1 || new1 > p->n_ext || old1 == new1)
+		return -EUCLEAN;
+	bool row = flags & REC_MAP_ROW;
+	/* A redirect names a fresh extent and a source that has no source itself. */
+	if (row && (!new1 || !old1 || !(flags & REC_MAP_NEW_EMPTY) ||
+		    pool_hydr_src(p, old1 - 1) != UINT64_MAX))
 		return -EUCLEAN;
 	if (new1) {
 		uint64_t n = new1 - 1;
@@ -174,23 +202,22 @@ int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, 
 			if (rc < 0)
 				return rc;
 		}
+		if (row) {
+			int rc = pool_hydr_add(p, n, old1 - 1, idx, vext);
+			if (rc < 0)
+				return rc;
+		}
 		p->refs[n]++;
 		p->total_refs++;
 		v->mapped++;
 	}
 	v->map[vext] = new1;
 	if (old1) {
-		uint64_t o = old1 - 1;
-		p->refs[o]--;
 		p->total_refs--;
 		v->mapped--;
-		if (!p->refs[o]) {
-			pool_validity_drop(p, o);
-			*freed1 = old1;
-		}
-		/* Live: private only once this record is durable (alloc.c). */
-		if (p->refs[o] == 1 && p->j && !p->replaying)
-			return pool_unshared_after(p, o, vjournal_open_seq(p->j));
+		/* A redirect: the map entry's reference becomes the new extent's source reference. */
+		if (!row)
+			return pool_ref_drop(p, old1 - 1);
 	}
 	return 0;
 }
@@ -205,7 +232,6 @@ int pool_apply_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bo
 int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *b, uint16_t len)
 {
 	struct vpool *p = arg;
-	uint64_t freed;
 	switch (type) {
 	case REC_VOL_CREATE: {
 		if (len < VOL_CREATE_FIXED || len != VOL_CREATE_FIXED + b[VOL_CREATE_FIXED - 1])
@@ -224,8 +250,7 @@ int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *b,
 	case REC_MAP:
 		if (len != REC_MAP_LEN)
 			return -EUCLEAN;
-		return pool_apply_map(p, get16(b), get64(b + 4), get64(b + 12), get64(b + 20), flags,
-				      &freed);
+		return pool_apply_map(p, get16(b), get64(b + 4), get64(b + 12), get64(b + 20), flags);
 	case REC_VALID:
 		if (len != REC_VALID_LEN)
 			return -EUCLEAN;
@@ -234,11 +259,15 @@ int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *b,
 		if (len != REC_SHARE_LEN)
 			return -EUCLEAN;
 		return pool_apply_share(p, get16(b), get16(b + 2), get64(b + 4), get64(b + 12),
-					get64(b + 20), false, 0);
+					get64(b + 20));
 	case REC_VOL_DELETE:
 		if (len != REC_VOL_DELETE_LEN)
 			return -EUCLEAN;
-		return pool_apply_vol_delete(p, get16(b), false, 0);
+		return pool_apply_vol_delete(p, get16(b));
+	case REC_HYDRATED:
+		if (len != REC_HYDRATED_LEN)
+			return -EUCLEAN;
+		return pool_apply_hydrated(p, get64(b), get64(b + 8));
 	case REC_VOL_RESIZE:
 		if (len != REC_VOL_RESIZE_LEN)
 			return -EUCLEAN;
@@ -258,7 +287,7 @@ static uint8_t *append(struct vpool *p, uint8_t type, uint8_t flags, uint16_t le
 
 int pool_log_map(struct vpool *p, struct vvol *v, uint64_t vext, uint64_t new1, uint8_t flags)
 {
-	uint64_t old1 = v->map[vext], freed;
+	uint64_t old1 = v->map[vext];
 	uint8_t *b = append(p, REC_MAP, flags, REC_MAP_LEN);
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
@@ -267,12 +296,17 @@ int pool_log_map(struct vpool *p, struct vvol *v, uint64_t vext, uint64_t new1, 
 	put64(b + 4, vext);
 	put64(b + 12, old1);
 	put64(b + 20, new1);
-	int rc = pool_apply_map(p, v->idx, vext, old1, new1, flags, &freed);
-	if (rc < 0)
-		return rc;
-	if (freed)
-		rc = pool_free_after(p, freed - 1, vjournal_open_seq(p->j));
-	return rc;
+	return pool_apply_map(p, v->idx, vext, old1, new1, flags);
+}
+
+int pool_log_hydrated(struct vpool *p, uint64_t pext, uint64_t src)
+{
+	uint8_t *b = append(p, REC_HYDRATED, 0, REC_HYDRATED_LEN);
+	if (!b)
+		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
+	put64(b, pext);
+	put64(b + 8, src);
+	return pool_apply_hydrated(p, pext, src);
 }
 
 int pool_log_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set)

@@ -19,6 +19,8 @@
  * record's commit is durable. Replay applies the same function to the same
  * state, so recovery computes the same maps and refcounts.
  * Writes into an extent with refcount > 1 are redirected (datapath.c, SK_COW).
+ * A source extent that is itself still hydrating from its redirect source is
+ * hydrated first, under the locks (share_hydrate_next).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,10 +47,11 @@ struct share_req {
 	struct vj_waiter jw;
 	struct vio_op defer_op;
 	int err;
+	uint64_t hyd_next; /* source extents checked for a pending hydration */
 };
 
 int pool_apply_share(struct vpool *p, uint16_t sidx, uint16_t didx, uint64_t svext,
-		     uint64_t dvext, uint64_t n, bool live, uint64_t seq)
+		     uint64_t dvext, uint64_t n)
 {
 	if (sidx >= VPOOL_MAX_VOLUMES || didx >= VPOOL_MAX_VOLUMES || !p->vols[sidx] ||
 	    !p->vols[didx])
@@ -57,16 +60,17 @@ int pool_apply_share(struct vpool *p, uint16_t sidx, uint16_t didx, uint64_t sve
 	if (!n || svext >= s->n_vext || n > s->n_vext - svext || dvext >= d->n_vext ||
 	    n > d->n_vext - dvext)
 		return -EUCLEAN;
+	/* Only hydrated extents are shared (a source is one level deep, see hydrate.c). */
+	for (uint64_t i = 0; i < n; i++)
+		if (s->map[svext + i] && pool_hydr(p, s->map[svext + i] - 1))
+			return -EUCLEAN;
 	bool backward = sidx == didx && dvext > svext && dvext < svext + n;
 	for (uint64_t k = 0; k < n; k++) {
 		uint64_t i = backward ? n - 1 - k : k;
 		uint64_t new1 = s->map[svext + i], old1 = d->map[dvext + i];
 		if (new1 == old1)
 			continue;
-		uint64_t freed;
-		int rc = pool_apply_map(p, didx, dvext + i, old1, new1, 0, &freed);
-		if (rc == 0 && freed && live)
-			rc = pool_free_after(p, freed - 1, seq);
+		int rc = pool_apply_map(p, didx, dvext + i, old1, new1, 0);
 		if (rc < 0)
 			return rc;
 	}
@@ -151,6 +155,31 @@ static void share_log(void *arg, int res)
 
 static void share_lock_next(struct share_req *q);
 
+/*
+ * With the locks held: a source extent that is still hydrating (redirected,
+ * reading part of its data from its own source) is hydrated first, so that
+ * sharing never makes a chain of sources.
+ */
+static void share_hydrate_next(void *arg, int err)
+{
+	struct share_req *q = arg;
+	struct vpool *p = q->p;
+	if (err) {
+		share_fail(q, err);
+		return;
+	}
+	while (q->hyd_next < q->n) {
+		uint64_t m = q->src->map[q->svext + q->hyd_next++];
+		if (!m || !pool_hydr(p, m - 1))
+			continue;
+		int rc = pool_hydrate_locked(p, m - 1, share_hydrate_next, q);
+		if (rc < 0)
+			share_fail(q, rc);
+		return;
+	}
+	share_log(q, 0);
+}
+
 static void share_lock_deferred(void *arg, int res)
 {
 	(void)res;
@@ -181,7 +210,7 @@ static void share_lock_next(struct share_req *q)
 		l->locked = true;
 		q->next++;
 	}
-	share_log(q, 0);
+	share_hydrate_next(q, 0);
 }
 
 int vvol_share(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff, uint64_t len,

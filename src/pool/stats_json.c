@@ -1,13 +1,15 @@
 /*
  * A pool's space accounting as JSON, one definition for every reporter
  * (vaai-sim `stats`, vaaictl status --json, the control socket):
- *   {"pool":{"size","capacity","extent","used","free","sharing_savings"},
+ *   {"pool":{"size","capacity","extent","used","free","sharing_savings","hydrating"},
  *    "volumes":[{"name","size","block_size","mapped","unshared"}]}
  * size = backing store bytes, capacity = bytes available for data extents,
  * used + free = capacity, mapped = bytes of extents a volume references,
  * unshared = the part of mapped whose extents only this reference holds,
  * sharing_savings = bytes the pool would need more without extent sharing
- * (sum over extents of (references - 1) x extent size).
+ * (sum over extents of (map references - 1) x extent size), hydrating = bytes
+ * of redirected extents that still read part of their data from the shared
+ * extent they were redirected from (both are allocated until hydration ends).
  */
 #include <json-c/json.h>
 
@@ -25,6 +27,7 @@ json_object *vpool_stats_json(const struct vpool *p)
 	json_object_object_add(pj, "used", json_object_new_uint64(st.used));
 	json_object_object_add(pj, "free", json_object_new_uint64(st.free));
 	json_object_object_add(pj, "sharing_savings", json_object_new_uint64(st.sharing_savings));
+	json_object_object_add(pj, "hydrating", json_object_new_uint64(st.hydrating));
 	json_object_object_add(o, "pool", pj);
 	json_object *vols = json_object_new_array();
 	for (unsigned i = 0; i < vpool_volume_count(p); i++) {

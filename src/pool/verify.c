@@ -1,7 +1,7 @@
 /*
  * Consistency check of a loaded pool (vaai-check, the crash suite).
- * Independent recount: references are counted from the volume maps into a
- * fresh array and compared with the refcounts the pool maintains (an extent
+ * Independent recount: references are counted from the volume maps (and the
+ * hydration sources of redirected extents) into a fresh array and compared with the refcounts the pool maintains (an extent
  * shared by n map entries must have refcount n: more is a leak, less a
  * premature free); the free map, validity bitmaps and space accounting are
  * checked against them: free + referenced extents = all extents when idle
@@ -44,6 +44,30 @@ int vpool_verify(const struct vpool *p, FILE *f)
 				(unsigned long long)v->mapped, (unsigned long long)mapped);
 			bad++;
 		}
+	}
+	/* Redirected extents still hydrating: their source holds one reference each. */
+	size_t hit = 0;
+	uint64_t hkey;
+	void *hval;
+	while (hmap_next(&p->hydr, &hit, &hkey, &hval)) {
+		const struct hydr_ent *h = hval;
+		const struct vvol *v = h->idx < VPOOL_MAX_VOLUMES ? p->vols[h->idx] : NULL;
+		const char *why = NULL;
+		if (h->pext != hkey || h->pext >= p->n_ext || h->src >= p->n_ext || h->src == h->pext)
+			why = "names extents past the pool";
+		else if (!v || h->vext >= v->n_vext || v->map[h->vext] != h->pext + 1)
+			why = "is not mapped where its entry says";
+		else if (p->refs[h->pext] != 1)
+			why = "is shared (a redirected extent must be private until hydrated)";
+		else if (pool_hydr(p, h->src))
+			why = "has a source that has a source itself";
+		if (why) {
+			fprintf(f, "extent %llu (hydrating from %llu) %s\n", (unsigned long long)h->pext,
+				(unsigned long long)h->src, why);
+			bad++;
+			continue;
+		}
+		cnt[h->src]++;
 	}
 	if (total != p->total_refs) {
 		fprintf(f, "pool: total references %llu, maps hold %llu\n",

@@ -43,6 +43,7 @@ struct simhost {
 	uint64_t backing_limit; /* crashsim: simulated full file system (0: none) */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
 	bool bench_skip_reserve; /* io=uring: simhost_bench_skip_reserve (benchmarks only) */
+	bool hyd_paused;         /* simhost_hydration: kept across reopen and crash */
 	struct vreactor *r;
 	struct vblk *dev;
 	struct vpool *pool;
@@ -84,6 +85,8 @@ static int engine_start(struct simhost *h)
 {
 	if (h->running)
 		return 0;
+	if (h->pool && h->hyd_paused)
+		vpool_hydration_pause(h->pool, true); /* a pool just opened, too */
 	atomic_store(&h->stop, false);
 	if (pthread_create(&h->thr, NULL, engine_main, h))
 		return -EAGAIN;
@@ -696,6 +699,28 @@ int simhost_backing_limit(struct simhost *h, uint64_t limit)
 	h->backing_limit = limit;
 	vblk_crashsim_set_alloc_limit(h->dev, limit);
 	return engine_start(h);
+}
+
+int simhost_hydration(struct simhost *h, enum simhost_hyd op, uint64_t *pending,
+		      uint64_t *hydrated)
+{
+	engine_stop(h);
+	int rc = 0;
+	if (op == SIMHOST_HYD_PAUSE || op == SIMHOST_HYD_RESUME) {
+		h->hyd_paused = op == SIMHOST_HYD_PAUSE;
+		vpool_hydration_pause(h->pool, h->hyd_paused);
+	} else if (op == SIMHOST_HYD_WAIT) {
+		h->hyd_paused = false;
+		rc = vpool_hydration_wait(h->pool);
+	}
+	uint64_t pend, done;
+	vpool_hydration_stats(h->pool, &pend, &done);
+	if (pending)
+		*pending = pend;
+	if (hydrated)
+		*hydrated = done;
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
 }
 
 int simhost_verify(struct simhost *h, FILE *f)

@@ -100,6 +100,12 @@ int simhost_backing_limit(struct simhost *h, uint64_t limit);
 int simhost_set_threshold(struct simhost *h, unsigned pct);
 /* Grow the pool's backing store to size bytes (vpool_grow's errors). */
 int simhost_pool_grow(struct simhost *h, uint64_t size);
+/* Background hydration of redirected extents: pause (kept across reopen and crash),
+ * resume, wait until none is left (resumes), or only query. pending/hydrated (may be
+ * NULL): extents waiting, extents hydrated since the pool was opened. */
+enum simhost_hyd { SIMHOST_HYD_QUERY, SIMHOST_HYD_PAUSE, SIMHOST_HYD_RESUME, SIMHOST_HYD_WAIT };
+int simhost_hydration(struct simhost *h, enum simhost_hyd op, uint64_t *pending,
+		      uint64_t *hydrated);
 /* The pool device's I/O counters (engine stopped while they are read). */
 struct vblk_stats simhost_blk_stats(struct simhost *h);
 /* Benchmarks only: io=uring maps extents without reserving their space in the pool

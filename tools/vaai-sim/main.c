@@ -21,6 +21,10 @@
  *
  * Extension of out=HEX: {naa:LUN} inside the hex stands for the 16-byte NAA
  * designator (VPD 83h) of attached LUN LUN, for hand-built EXTENDED COPY lists.
+ *   hydrate pause|resume|wait   (extension: background hydration of redirected extents
+ *                                (redirect-on-write after EXTENDED COPY) paused -- kept
+ *                                across reopen and crash -- resumed, or run until none is
+ *                                left; no output line)
  *   deallocate NAME OFFSET LEN  (extension: vvol_deallocate of [OFFSET, OFFSET+LEN) bytes,
  *                                K/M/G/T suffixes, multiples of 512 inside the volume;
  *                                returns once the change is durable; no output line)
@@ -541,6 +545,22 @@ static void run_line(struct sim *s, char *line)
 			die(s, "backing-limit needs a pool opened with io=crashsim");
 		if (rc < 0)
 			die(s, "backing-limit failed: %s", strerror(-rc));
+	} else if (!strcmp(v, "hydrate")) {
+		need_pool(s);
+		if (nt != 2)
+			die(s, "usage: hydrate pause|resume|wait");
+		enum simhost_hyd op;
+		if (!strcmp(tok[1], "pause"))
+			op = SIMHOST_HYD_PAUSE;
+		else if (!strcmp(tok[1], "resume"))
+			op = SIMHOST_HYD_RESUME;
+		else if (!strcmp(tok[1], "wait"))
+			op = SIMHOST_HYD_WAIT;
+		else
+			die(s, "hydrate: '%s' is not pause, resume or wait", tok[1]);
+		int rc = simhost_hydration(s->h, op, NULL, NULL);
+		if (rc < 0)
+			die(s, "hydrate %s: %s", tok[1], strerror(-rc));
 	} else if (!strcmp(v, "verify")) {
 		need_pool(s);
 		int bad = simhost_verify(s->h, stderr);

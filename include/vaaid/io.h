@@ -78,6 +78,23 @@ void vreactor_defer(struct vreactor *r, struct vio_op *op, int res);
 /* One-shot: op->cb(arg, revents or -errno) when fd is readable. */
 int vreactor_poll_fd(struct vreactor *r, int fd, struct vio_op *op);
 
+/*
+ * One-shot timer: t->op's callback runs once ns nanoseconds have passed, with
+ * res -ETIME (or -ECANCELED after vreactor_cancel(r, &t->op)). t must stay valid
+ * until then (the kernel reads t->ts when the operation is submitted).
+ */
+struct vio_timer {
+	struct vio_op op;
+	struct {
+		int64_t tv_sec;
+		long long tv_nsec;
+	} ts; /* struct __kernel_timespec */
+};
+int vreactor_timeout(struct vreactor *r, struct vio_timer *t, uint64_t ns);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t vclock_ns(void);
+
 /* Raw io_uring access for other vio backends (src/io only). */
 struct io_uring_sqe;
 struct io_uring_sqe *vreactor_get_sqe(struct vreactor *r);

@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <liburing.h>
 
@@ -107,6 +108,28 @@ int vreactor_poll_fd(struct vreactor *r, int fd, struct vio_op *op)
 	io_uring_prep_poll_add(sqe, fd, POLLIN);
 	io_uring_sqe_set_data(sqe, op);
 	return 0;
+}
+
+int vreactor_timeout(struct vreactor *r, struct vio_timer *t, uint64_t ns)
+{
+	if (!t || !t->op.cb)
+		return -EINVAL;
+	_Static_assert(sizeof(t->ts) == sizeof(struct __kernel_timespec), "timespec layout");
+	t->ts.tv_sec = (int64_t)(ns / 1000000000u);
+	t->ts.tv_nsec = (long long)(ns % 1000000000u);
+	struct io_uring_sqe *sqe = vreactor_get_sqe(r);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_timeout(sqe, (struct __kernel_timespec *)&t->ts, 0, 0);
+	io_uring_sqe_set_data(sqe, &t->op);
+	return 0;
+}
+
+uint64_t vclock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int vreactor_cancel(struct vreactor *r, struct vio_op *op)

@@ -11,6 +11,12 @@
  * journal commit that carries the drop; it becomes free only when that commit
  * is durable (pool_durable), so a crash can never leave durable metadata
  * pointing at an extent that was already reused.
+ * Backing: the pool file's space for an extent is reserved (fallocate) before
+ * its first data write (datapath.c). `backed` remembers, for this process
+ * lifetime, which extents have that reservation (nothing ever punches it
+ * out, so a freed extent stays backed); pool_reserve_backed prefers free
+ * backed extents, which need no fallocate in the write's path, and the
+ * pre-backer (preback.c) keeps a few free extents backed ahead of need.
  * Likewise an extent whose refcount drops from 2 to 1 (the other sharer
  * rewrote, unmapped or deleted its copy) stays "shared" for the data path
  * until the commit carrying that drop is durable: an in-place write before
@@ -40,7 +46,55 @@ int pool_alloc_init(struct vpool *p)
 			p->n_free++;
 		}
 	p->cursor = 0;
-	return 0;
+	free(p->backed);
+	p->backed = calloc(words ? words : 1, sizeof(uint64_t)); /* nothing known at open */
+	p->n_backed_free = 0;
+	return p->backed ? 0 : -ENOMEM;
+}
+
+void pool_mark_backed(struct vpool *p, uint64_t pext)
+{
+	if (bit_get(p->backed, pext))
+		return;
+	bit_set(p->backed, pext);
+	if (bit_get(p->freebits, pext))
+		p->n_backed_free++;
+}
+
+bool pool_is_backed(const struct vpool *p, uint64_t pext) { return bit_get(p->backed, pext); }
+
+/* Take free extent i (its bit is set). */
+static void take(struct vpool *p, uint64_t i)
+{
+	bit_clr(p->freebits, i);
+	p->n_free--;
+	if (bit_get(p->backed, i))
+		p->n_backed_free--;
+	pool_thr_check(p);
+}
+
+int pool_reserve_backed(struct vpool *p, uint64_t *out)
+{
+	if (p->n_backed_free) {
+		uint64_t words = (p->n_ext + 63) / 64;
+		uint64_t w = p->bcursor / 64;
+		for (uint64_t k = 0; k <= words; k++, w = (w + 1) % words) {
+			uint64_t bits = p->freebits[w] & p->backed[w];
+			if (k == 0)
+				bits &= ~0ull << (p->bcursor % 64);
+			if (!bits)
+				continue;
+			uint64_t i = w * 64 + (uint64_t)__builtin_ctzll(bits);
+			if (i >= p->n_ext)
+				continue;
+			take(p, i);
+			p->bcursor = (i + 1) % p->n_ext;
+			*out = i;
+			return 1;
+		}
+	}
+	int rc = pool_reserve(p, out);
+	return rc < 0 ? rc : 0;
 }
 
 int pool_reserve(struct vpool *p, uint64_t *out)
@@ -58,11 +112,9 @@ int pool_reserve(struct vpool *p, uint64_t *out)
 		uint64_t i = w * 64 + (uint64_t)__builtin_ctzll(bits);
 		if (i >= p->n_ext)
 			continue;
-		bit_clr(p->freebits, i);
-		p->n_free--;
+		take(p, i);
 		p->cursor = (i + 1) % p->n_ext;
 		*out = i;
-		pool_thr_check(p);
 		return 0;
 	}
 	return -ENOSPC; /* unreachable while n_free is exact */
@@ -73,6 +125,8 @@ void pool_unreserve(struct vpool *p, uint64_t pext)
 	if (!bit_get(p->freebits, pext)) {
 		bit_set(p->freebits, pext);
 		p->n_free++;
+		if (bit_get(p->backed, pext))
+			p->n_backed_free++;
 		pool_thr_check(p);
 	}
 }

@@ -32,8 +32,10 @@
  * exclusive lock, all locks are dropped and taken again.
  * Space: all extents an ALLOC needs are reserved before any I/O; if the pool
  * cannot give them the request fails with -ENOSPC and nothing is changed.
- * Then the backing file's space for each of them is reserved too (fallocate
- * through io_uring, before any data is written): a file system that is full
+ * Free extents whose file space is already reserved ("backed", alloc.c; the
+ * pre-backer keeps some ready) are preferred; for any other, the backing
+ * file's space is reserved first (fallocate through io_uring, before any data
+ * is written): a file system that is full
  * fails the request with -ENOSPC, nothing changed -- DATA PROTECT for the
  * initiator, never a write error halfway through.
  * Durability: data goes with DSYNC to space no durable metadata references
@@ -77,6 +79,7 @@ struct psub {
 	uint64_t base;     /* where partial granules are completed from (UINT64_MAX: zeros) */
 	bool prereading;   /* the partial granules are being read from base */
 	bool pad_head, pad_tail;
+	bool backed;       /* SK_ALLOC / SK_COW: the reserved extent needs no fallocate */
 	bool runs;         /* read by issue_read_runs: nothing left to zero */
 	void *runs_mem;    /* reads through a source: own iovecs and operations */
 	uint8_t *bounce[2];
@@ -169,7 +172,7 @@ static void req_finish(struct preq *rq)
 	if (rq->bounce_all && rq->op == OP_READ && !rq->err)
 		iov_copy_to(rq->user_iov, rq->user_iovcnt, 0, rq->bounce_all, rq->len);
 	p->inflight--;
-	p->fg_done++;
+	p->fg_last_ns = vclock_ns();
 	pool_req_untrack(p, &rq->link);
 	vvol_cb cb = rq->cb;
 	void *arg = rq->arg;
@@ -668,19 +671,26 @@ static void req_start_io(struct preq *rq)
 		req_fail(rq, -ENOSPC);
 		return;
 	}
-	for (unsigned i = 0; i < rq->nsub; i++)
-		if (rq->subs[i].kind == SK_ALLOC || rq->subs[i].kind == SK_COW)
-			pool_reserve(p, &rq->subs[i].pext);
-	if (!need) {
+	unsigned unbacked = 0;
+	for (unsigned i = 0; i < rq->nsub; i++) {
+		struct psub *s = &rq->subs[i];
+		if (s->kind == SK_ALLOC || s->kind == SK_COW) {
+			s->backed = pool_reserve_backed(p, &s->pext) == 1;
+			unbacked += !s->backed;
+		}
+	}
+	if (need)
+		pool_preback_kick(p); /* replace what was taken */
+	if (!unbacked) {
 		req_issue(rq);
 		return;
 	}
 	/* Back every new extent in the file before writing anything (see the top). */
 	rq->alloc_err = 0;
-	rq->allocs_pending = need + 1;
+	rq->allocs_pending = unbacked + 1;
 	for (unsigned i = 0; i < rq->nsub; i++) {
 		struct psub *s = &rq->subs[i];
-		if (s->kind != SK_ALLOC && s->kind != SK_COW)
+		if ((s->kind != SK_ALLOC && s->kind != SK_COW) || s->backed)
 			continue;
 		vio_op_init(&s->alloc_op, sub_allocated, s);
 		int rc = vblk_allocate(p->dev, pool_ext_off(p, s->pext), p->ext, &s->alloc_op);
@@ -733,6 +743,10 @@ static void allocs_step(struct preq *rq, int res)
 static void sub_allocated(void *arg, int res)
 {
 	struct psub *s = arg;
+	if (res >= 0 || res == -EOPNOTSUPP) {
+		pool_mark_backed(s->rq->p, s->pext); /* stays backed even if the request fails */
+		pool_preback_unstall(s->rq->p);     /* the file system has room again */
+	}
 	allocs_step(s->rq, res);
 }
 

@@ -17,10 +17,11 @@
  * were never marked valid, so nothing half-written is ever read.
  *
  * The background hydrator works one extent at a time, picking entries from
- * p->hydr with a cursor. It never starves normal I/O: while data requests
- * are in flight it starts the next extent only after HYD_EVERY of them have
- * completed (or the pool goes idle), so under constant load it takes at most
- * about one extent copy per HYD_EVERY requests; idle, it goes at full speed.
+ * p->hydr with a cursor, and yields to normal I/O: it starts an extent at
+ * once when the pool is idle (no data request in flight or completed for
+ * HYD_IDLE_NS), and otherwise at most one per HYD_BUSY_INTERVAL_NS (so a busy
+ * pool still hydrates, at about 1 MiB per 50 ms with 1 MiB extents); a
+ * reactor timer re-checks when it had to wait.
  * Other code that needs an extent hydrated now (sharing an extent that still
  * has a source) calls pool_hydrate_locked with the extent lock held.
  */
@@ -31,7 +32,8 @@
 #include "pool_internal.h"
 #include "vaaid/util.h"
 
-#define HYD_EVERY 64u /* foreground requests per background extent copy under load */
+#define HYD_IDLE_NS 20000000ull          /* no data request for 20 ms: idle */
+#define HYD_BUSY_INTERVAL_NS 50000000ull /* busy: one extent per 50 ms at most */
 
 struct hyd_job {
 	struct pool_req link; /* first: tracked, so vpool_abandon frees it */
@@ -59,8 +61,10 @@ struct hydrator {
 	unsigned hold; /* pool_hydrator_hold: no new jobs for now */
 	uint64_t key; /* lock of the job in progress */
 	uint64_t pext;
-	uint64_t resume_at; /* start the next job once fg_done reaches this (or idle) */
-	bool waiting;
+	uint64_t last_start; /* vclock_ns of the last job's start */
+	bool pacing;         /* the next job waits for the pace (a finished job) */
+	bool timer_armed;
+	struct vio_timer timer;
 	struct xlock_wait lw;
 	struct vio_op defer_op;
 	uint64_t hydrated; /* extents hydrated (stats) */
@@ -318,11 +322,9 @@ static void bg_done(void *arg, int err)
 	xlock_release(p, hy->key, XLOCK_EXCL);
 	hy->active = false;
 	if (err)
-		hy->errors++; /* the entry stays; retried after the pause below, never in a loop */
-	hy->resume_at = p->fg_done + HYD_EVERY;
-	hy->waiting = true;
-	if (!err)
-		bg_next(p);
+		hy->errors++; /* the entry stays; retried at the pace below, never in a loop */
+	hy->pacing = true;
+	bg_next(p);
 }
 
 static void bg_locked_deferred(void *arg, int res)
@@ -380,15 +382,37 @@ static void bg_start(struct vpool *p)
 		vreactor_defer(p->r, &hy->defer_op, 0);
 }
 
+static void bg_timer_fired(void *arg, int res)
+{
+	(void)res;
+	struct vpool *p = arg;
+	p->hyd->timer_armed = false;
+	bg_next(p);
+}
+
 static void bg_next(struct vpool *p)
 {
 	struct hydrator *hy = p->hyd;
 	if (!hy || hy->active || hy->paused || hy->closing || hy->hold || !p->hydr.n || p->failed ||
 	    p->readonly)
 		return;
-	if (hy->waiting && p->inflight && p->fg_done < hy->resume_at)
-		return; /* under load: the next one after HYD_EVERY requests */
-	hy->waiting = false;
+	if (hy->pacing) {
+		uint64_t now = vclock_ns();
+		bool idle = !p->inflight && now - p->fg_last_ns >= HYD_IDLE_NS;
+		if (!idle && now - hy->last_start < HYD_BUSY_INTERVAL_NS) {
+			if (!hy->timer_armed) {
+				uint64_t at = hy->last_start + HYD_BUSY_INTERVAL_NS;
+				if (!p->inflight && p->fg_last_ns + HYD_IDLE_NS < at)
+					at = p->fg_last_ns + HYD_IDLE_NS;
+				vio_op_init(&hy->timer.op, bg_timer_fired, p);
+				if (vreactor_timeout(p->r, &hy->timer, at > now ? at - now : 0) == 0)
+					hy->timer_armed = true;
+			}
+			return;
+		}
+	}
+	hy->pacing = false;
+	hy->last_start = vclock_ns();
 	bg_start(p);
 }
 
@@ -400,7 +424,7 @@ int pool_hydrator_start_now(struct vpool *p)
 	if (!hy)
 		return -EIO;
 	if (!hy->active) {
-		hy->waiting = false; /* a control-path wait: no pacing */
+		hy->pacing = false; /* a control-path wait: no pacing */
 		bg_next(p);
 	}
 	return hy->active ? 1 : p->hydr.n ? -EIO : 0;
@@ -408,7 +432,10 @@ int pool_hydrator_start_now(struct vpool *p)
 
 unsigned pool_hydrator_errors(const struct vpool *p) { return p->hyd ? p->hyd->errors : 0; }
 
-bool pool_hydrator_busy(const struct vpool *p) { return p->hyd && p->hyd->active; }
+bool pool_hydrator_busy(const struct vpool *p)
+{
+	return p->hyd && (p->hyd->active || p->hyd->timer_armed);
+}
 
 int pool_hydrator_init(struct vpool *p)
 {
@@ -440,8 +467,11 @@ void pool_hydrator_hold(struct vpool *p, bool hold)
 
 void pool_hydrator_stop(struct vpool *p)
 {
-	if (p->hyd)
-		p->hyd->closing = true;
+	if (!p->hyd)
+		return;
+	p->hyd->closing = true;
+	if (p->hyd->timer_armed)
+		vreactor_cancel(p->r, &p->hyd->timer.op); /* its callback still runs: busy until then */
 }
 
 /* ---- public controls */

@@ -202,6 +202,8 @@ static void pool_free_mem(struct vpool *p)
 	hmap_free(&p->unshared);
 	free(p->unsh);
 	pool_hydrator_free(p);
+	pool_preback_free(p);
+	free(p->backed);
 	vjournal_destroy(p->j);
 	pool_ckpt_free(p);
 	free(p->refs);
@@ -249,7 +251,7 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 	p->partial = calloc((p->n_ext + 63) / 64 + 1, sizeof(uint64_t));
 	if (!p->refs || !p->partial || hmap_init(&p->validity, 64) < 0 ||
 	    hmap_init(&p->locks, 256) < 0 || hmap_init(&p->unshared, 16) < 0 ||
-	    hmap_init(&p->hydr, 16) < 0 || pool_hydrator_init(p) < 0) {
+	    hmap_init(&p->hydr, 16) < 0 || pool_hydrator_init(p) < 0 || pool_preback_init(p) < 0) {
 		pool_free_mem(p);
 		return -ENOMEM;
 	}
@@ -286,6 +288,7 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 		return rc;
 	}
 	pool_hydrator_kick(p); /* redirected extents recovered with their source */
+	pool_preback_kick(p);
 	*out = p;
 	return 0;
 }
@@ -305,7 +308,7 @@ static int wait_ckpt_done(struct vpool *p)
 
 static int wait_idle(struct vpool *p)
 {
-	while (p->inflight || pool_ckpt_busy(p) || pool_hydrator_busy(p) ||
+	while (p->inflight || pool_ckpt_busy(p) || pool_hydrator_busy(p) || pool_preback_busy(p) ||
 	       (p->j && !vjournal_idle(p->j))) {
 		int rc = vreactor_run_once(p->r, -1);
 		if (rc < 0)
@@ -343,6 +346,7 @@ int vpool_hydration_wait(struct vpool *p)
 int vpool_close(struct vpool *p)
 {
 	pool_hydrator_stop(p); /* what is left waits in the checkpoint; resumes at open */
+	pool_preback_stop(p);
 	int rc = wait_idle(p);
 	if (rc == 0 && !p->readonly && !p->failed)
 		rc = pool_ckpt_sync(p);
@@ -383,7 +387,8 @@ int vpool_grow(struct vpool *p, uint64_t new_size)
 	size_t ow = (old + 63) / 64 + 1, nw = (n_new + 63) / 64 + 1;
 	if ((rc = grow_array(&p->refs, old, n_new, sizeof(uint32_t))) < 0 ||
 	    (rc = grow_array(&p->partial, ow, nw, sizeof(uint64_t))) < 0 ||
-	    (rc = grow_array(&p->freebits, (old + 63) / 64, nw, sizeof(uint64_t))) < 0)
+	    (rc = grow_array(&p->freebits, (old + 63) / 64, nw, sizeof(uint64_t))) < 0 ||
+	    (rc = grow_array(&p->backed, (old + 63) / 64, nw, sizeof(uint64_t))) < 0)
 		return rc;
 	/* A checkpoint already running serialized the old geometry but would write the
 	 * superblock from p->sb: let it finish first. */
@@ -409,6 +414,8 @@ int vpool_grow(struct vpool *p, uint64_t new_size)
 		p->n_free++;
 	}
 	pool_thr_check(p);
+	pool_preback_unstall(p); /* the file grew: room to back new extents */
+	pool_preback_kick(p);
 	return 0;
 }
 

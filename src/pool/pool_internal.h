@@ -100,6 +100,9 @@ struct vpool {
 	uint64_t *freebits; /* 1 = free */
 	uint64_t n_free;
 	uint64_t cursor;
+	uint64_t *backed;      /* 1 = the pool file's space is reserved (alloc.c) */
+	uint64_t n_backed_free, bcursor;
+	struct prebacker *pb;  /* preback.c */
 	uint64_t *partial; /* 1 = has a validity bitmap in `validity` */
 	struct hmap validity;
 	struct vvol *vols[VPOOL_MAX_VOLUMES];
@@ -120,7 +123,7 @@ struct vpool {
 	struct hmap hydr;           /* pext -> struct hydr_ent (redirected, not yet hydrated) */
 	struct hydrator *hyd;       /* the background hydrator (hydrate.c) */
 	unsigned inflight; /* data requests in flight */
-	uint64_t fg_done;  /* data requests completed (the hydrator's pace) */
+	uint64_t fg_last_ns; /* vclock_ns of the last data request's completion (hydrator pace) */
 	struct pool_req *reqs; /* the requests in flight */
 	struct vpool_ctx *ctxs; /* callers' contexts (vpool_ctx_track) */
 	bool replaying;
@@ -145,6 +148,10 @@ static inline uint64_t pool_ext_off(const struct vpool *p, uint64_t pext)
 /* alloc.c */
 int pool_alloc_init(struct vpool *p);            /* free map from refs */
 int pool_reserve(struct vpool *p, uint64_t *out); /* -ENOSPC */
+/* Prefers a backed free extent: 1 = backed (no fallocate needed), 0 = not, -ENOSPC. */
+int pool_reserve_backed(struct vpool *p, uint64_t *out);
+void pool_mark_backed(struct vpool *p, uint64_t pext); /* its fallocate succeeded */
+bool pool_is_backed(const struct vpool *p, uint64_t pext);
 void pool_unreserve(struct vpool *p, uint64_t pext);
 int pool_free_after(struct vpool *p, uint64_t pext, uint64_t seq);
 /* Live: pext's refcount dropped to 1 in commit seq (private once that is durable). */
@@ -153,6 +160,15 @@ int pool_unshared_after(struct vpool *p, uint64_t pext, uint64_t seq);
 bool pool_extent_shared(const struct vpool *p, uint64_t pext);
 void pool_durable(void *owner, uint64_t seq);     /* journal callback */
 void pool_thr_check(struct vpool *p);             /* after n_free changed */
+
+/* preback.c: keeps a few free extents backed ahead of need */
+struct prebacker;
+int pool_preback_init(struct vpool *p);
+void pool_preback_free(struct vpool *p);
+void pool_preback_kick(struct vpool *p);  /* after reservations, frees, growth */
+void pool_preback_stop(struct vpool *p);  /* closing */
+bool pool_preback_busy(const struct vpool *p);
+void pool_preback_unstall(struct vpool *p); /* space may be there again */
 
 /* validity.c */
 uint64_t *pool_validity(const struct vpool *p, uint64_t pext); /* NULL = fully valid */

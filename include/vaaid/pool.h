@@ -61,6 +61,7 @@ struct vpool_stats {
 	/* internals, for tests and benchmarks */
 	uint64_t journal_commits, journal_records, checkpoints;
 	uint64_t journal_used, journal_size; /* ring bytes since the last checkpoint, ring size */
+	uint64_t data_off; /* backing store offset of the first data extent */
 };
 
 struct vvol_info {

@@ -457,6 +457,7 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 	st->checkpoints = p->checkpoints;
 	st->journal_used = p->j ? vjournal_used(p->j) : 0;
 	st->journal_size = p->sb.journal_size;
+	st->data_off = p->sb.data_off;
 }
 
 struct vblk *vpool_dev(const struct vpool *p) { return p->dev; }

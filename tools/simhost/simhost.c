@@ -648,6 +648,13 @@ struct vblk_stats simhost_blk_stats(struct simhost *h)
 	return st;
 }
 
+int simhost_pool_stats(struct simhost *h, struct vpool_stats *st)
+{
+	engine_stop(h);
+	vpool_get_stats(h->pool, st);
+	return engine_start(h);
+}
+
 char *simhost_stats_json(struct simhost *h)
 {
 	engine_stop(h);

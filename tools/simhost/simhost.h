@@ -88,6 +88,8 @@ uint64_t simhost_io_ops(const struct simhost *h); /* crashsim write+flush count 
  */
 int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint64_t len);
 
+/* The pool's statistics (vpool_get_stats; engine stopped while read). */
+int simhost_pool_stats(struct simhost *h, struct vpool_stats *st);
 /* Stats as JSON (one line, no newline), caller frees. */
 char *simhost_stats_json(struct simhost *h);
 /* Run vpool_verify on the live pool (engine stopped meanwhile); returns problems found. */

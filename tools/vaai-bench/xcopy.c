@@ -47,6 +47,7 @@
  * test) overwrites 4 KiB of xdst before the verification, which must fail.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,7 @@ struct xcfg {
 	enum verify_mode verify;
 	bool inject_mismatch;
 	bool keep;
+	bool thick; /* --backing thick: the pool file's data area written once before the run */
 };
 
 /* What the target reported (RECEIVE COPY RESULTS OPERATING PARAMETERS, VPD 8Fh/B0h). */
@@ -834,6 +836,42 @@ static int bench_latency(struct xb *x)
 	return rc;
 }
 
+/*
+ * --backing thick: write the pool file's whole data area once (zeros, through
+ * the page cache, then fsync), before any volume exists, as a block device or
+ * a preallocated ("thick") file would be. On a sparse file on ext4 the first
+ * O_DSYNC write into never-written file space also commits the file system's
+ * block allocation; thick, every write the pool does is an overwrite at the
+ * file-system level and the first-write result shows the pool's own cost.
+ */
+static int make_thick(struct xb *x, const char *path)
+{
+	struct vpool_stats st;
+	int rc = simhost_pool_stats(x->h, &st);
+	if (rc < 0)
+		return rc;
+	fprintf(stderr, "# backing thick: writing the data area (%llu MiB) of %s\n",
+		(unsigned long long)(st.capacity >> 20), path);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	const size_t chunk = 1u << 20;
+	uint8_t *zero = calloc(1, chunk);
+	rc = zero ? 0 : -ENOMEM;
+	for (uint64_t off = 0; off < st.capacity && rc == 0; off += chunk) {
+		size_t len = st.capacity - off < chunk ? (size_t)(st.capacity - off) : chunk;
+		if (pwrite(fd, zero, len, (off_t)(st.data_off + off)) != (ssize_t)len)
+			rc = -EIO;
+	}
+	free(zero);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (rc == 0)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); /* the pool does O_DIRECT */
+	close(fd);
+	return rc;
+}
+
 /* 3. first_write_into_clone: xdst is still entirely shared with src (bench_copy). */
 static int bench_first_write(struct xb *x)
 {
@@ -892,8 +930,8 @@ static int bench_first_write(struct xb *x)
 				"MAP+VALID commit): median %.0f us, %.2fx the overwrite\n",
 			ma, mo > 0 ? ma / mo : 0);
 		printf("first_write_into_clone latency_ratio_vs_overwrite=%.2f clone_write_us=%.0f "
-		       "overwrite_us=%.0f samples=%u\n",
-		       mo > 0 ? mc / mo : 0, mc, mo, n);
+		       "overwrite_us=%.0f samples=%u backing=%s\n",
+		       mo > 0 ? mc / mo : 0, mc, mo, n, c->thick ? "thick" : "sparse");
 		fflush(stdout);
 	}
 	free(order);
@@ -979,6 +1017,12 @@ static int parse_args(struct xcfg *c, int argc, char **argv)
 				fprintf(stderr, "vaai-bench xcopy: --size must be a multiple of 16M, >= 64M\n");
 				return -EINVAL;
 			}
+		} else if (!strcmp(a, "--backing")) {
+			if (strcmp(v, "thick") && strcmp(v, "sparse")) {
+				fprintf(stderr, "vaai-bench xcopy: --backing must be sparse or thick\n");
+				return -EINVAL;
+			}
+			c->thick = !strcmp(v, "thick");
 		} else if (!strcmp(a, "--settle")) {
 			if (n < 0 || n > 60 || (!n && strcmp(v, "0"))) {
 				fprintf(stderr, "vaai-bench xcopy: --settle must be 0..60 s\n");
@@ -1042,6 +1086,8 @@ int bench_xcopy_main(int argc, char **argv)
 		fprintf(stderr, "vaai-bench xcopy: %s\n", err);
 		return 1;
 	}
+	if (rc == 0 && c.thick)
+		rc = make_thick(&x, pool);
 	uint64_t vsize[NLUN] = {x.fill, c.size, c.size, LAT_BYTES, redirects * EXTENT};
 	for (int l = 0; l < NLUN && rc == 0; l++)
 		if ((rc = simhost_volume_create(x.h, vol_name[l], vsize[l], 512)) == 0)

@@ -288,7 +288,8 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 		return rc;
 	}
 	pool_hydrator_kick(p); /* redirected extents recovered with their source */
-	pool_preback_kick(p);
+	/* (The pre-backer starts with the first allocation, not here: a pool that
+	 * allocates nothing reserves no file space ahead.) */
 	*out = p;
 	return 0;
 }

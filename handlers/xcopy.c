@@ -15,13 +15,13 @@
  * transport's lun->xcopy_peer hook (which applies the pool and co-visibility
  * rules) -- and checked (DISK BLOCK LENGTH, range); a failure there is COPY
  * ABORTED with the segment number in the COMMAND-SPECIFIC INFORMATION field
- * (SPC-4 6.4.1). A segment's bytes are split into an unaligned head, an
- * extent-aligned middle and a tail: when source and destination offsets are
- * congruent modulo the pool extent, the middle is shared (vvol_share, no data
- * moved) and head/tail are copied through a 1 MiB buffer (vvol_read +
- * vvol_write); otherwise (or for overlapping ranges of one volume, copied in
- * the safe direction) every byte is copied. Every step completes only when
- * durable, so GOOD means the copy is durable.
+ * (SPC-4 6.4.1). The pool then copies the segment as one unit (vvol_copy,
+ * src/pool/copy.c): both ranges locked until it is durable, so concurrent
+ * writes to either land wholly before or after it; when source and
+ * destination offsets are congruent modulo the pool extent, the middle is
+ * shared (no data moved) and head/tail are copied; otherwise (or for
+ * overlapping ranges of one volume, copied in the safe direction) every byte
+ * is copied. GOOD means the copy is durable.
  *
  * List identifiers of copies with LIST ID USAGE 00b/10b are kept in
  * lun->copies (the last SCSI_COPY_HELD) for COPY STATUS.
@@ -37,7 +37,6 @@
 #define XC_HDR 16u
 #define XC_CSCD_LEN 32u
 #define XC_SEG02_LEN 28u
-#define XC_BUF (1u << 20)
 
 struct xc_seg {
 	uint16_t src, dst; /* CSCD indexes */
@@ -53,20 +52,9 @@ struct xcopy {
 	uint8_t cscd[XCOPY_MAX_CSCD][XC_CSCD_LEN];
 	unsigned ncscd, nseg, cur;
 	struct xc_seg seg[XCOPY_MAX_SEGMENTS];
-	/* the running segment */
-	struct vvol *sv, *dv;
-	uint64_t cp_soff, cp_doff, cp_left; /* byte copy in progress */
-	bool cp_backward;
-	uint64_t chunk;
-	int phase;
-	uint64_t sh_soff, sh_doff, sh_len;   /* shared middle */
-	uint64_t tl_soff, tl_doff, tl_len;   /* tail */
-	uint64_t bytes;                      /* transferred, for COPY STATUS */
-	uint8_t *buf;
-	struct iovec iov;
+	uint64_t seg_bytes; /* the running segment's */
+	uint64_t bytes;     /* transferred, for COPY STATUS */
 };
-
-enum { PH_HEAD, PH_SHARE, PH_TAIL };
 
 /* ---- parameter list checks */
 
@@ -181,7 +169,6 @@ static int xcopy_parse(struct xcopy *x, const uint8_t *b, size_t len, struct xc_
 static void xc_discard(struct vpool_ctx *link)
 {
 	struct xcopy *x = (struct xcopy *)link;
-	free(x->buf);
 	free(x);
 }
 
@@ -224,83 +211,15 @@ static void xc_abort(struct xcopy *x, uint16_t asc)
 }
 
 static void xc_seg_start(struct xcopy *x);
-static void xc_step(struct xcopy *x);
 
-static void xc_write_done(void *arg, int res)
+static void xc_seg_done(void *arg, int res)
 {
 	struct xcopy *x = arg;
 	if (res < 0) {
 		xc_finish(x, res);
 		return;
 	}
-	x->cp_left -= x->chunk;
-	x->bytes += x->chunk;
-	if (!x->cp_backward) {
-		x->cp_soff += x->chunk;
-		x->cp_doff += x->chunk;
-	}
-	xc_step(x);
-}
-
-static void xc_read_done(void *arg, int res)
-{
-	struct xcopy *x = arg;
-	if (res < 0) {
-		xc_finish(x, res);
-		return;
-	}
-	uint64_t back = x->cp_backward ? x->cp_left - x->chunk : 0;
-	x->iov.iov_len = x->chunk;
-	int rc = vvol_write(x->dv, x->cp_doff + back, x->chunk, &x->iov, 1, xc_write_done, x);
-	if (rc < 0)
-		xc_finish(x, rc);
-}
-
-static void xc_share_done(void *arg, int res)
-{
-	struct xcopy *x = arg;
-	if (res < 0) {
-		xc_finish(x, res);
-		return;
-	}
-	x->bytes += x->sh_len;
-	x->sh_len = 0;
-	xc_step(x);
-}
-
-/* One step of the running segment: the head copy, the shared middle, the tail copy. */
-static void xc_step(struct xcopy *x)
-{
-	if (x->cp_left) {
-		x->chunk = x->cp_left < XC_BUF ? x->cp_left : XC_BUF;
-		uint64_t back = x->cp_backward ? x->cp_left - x->chunk : 0;
-		x->iov.iov_base = x->buf;
-		x->iov.iov_len = x->chunk;
-		int rc = vvol_read(x->sv, x->cp_soff + back, x->chunk, &x->iov, 1, xc_read_done, x);
-		if (rc < 0)
-			xc_finish(x, rc);
-		return;
-	}
-	if (x->phase == PH_HEAD) {
-		x->phase = PH_SHARE;
-		if (x->sh_len) {
-			int rc = vvol_share(x->sv, x->sh_soff, x->dv, x->sh_doff, x->sh_len,
-					    xc_share_done, x);
-			if (rc < 0)
-				xc_finish(x, rc);
-			return;
-		}
-	}
-	if (x->phase == PH_SHARE) {
-		x->phase = PH_TAIL;
-		if (x->tl_len) {
-			x->cp_soff = x->tl_soff;
-			x->cp_doff = x->tl_doff;
-			x->cp_left = x->tl_len;
-			xc_step(x);
-			return;
-		}
-	}
+	x->bytes += x->seg_bytes;
 	x->cur++;
 	xc_seg_start(x);
 }
@@ -359,38 +278,12 @@ static void xc_seg_start(struct xcopy *x)
 		xc_abort(x, ASC_LBA_OUT_OF_RANGE);
 		return;
 	}
-	x->sv = sl->vol;
-	x->dv = dl->vol;
-	uint64_t so = s->slba * sbs, dO = s->dlba * dbs;
-	struct vpool_stats st;
-	vpool_get_stats(vvol_pool(x->sv), &st);
-	uint64_t ext = st.extent;
-	x->phase = PH_HEAD;
-	x->cp_backward = false;
-	x->sh_len = x->tl_len = 0;
-	bool overlap = x->sv == x->dv && so < dO + bytes && dO < so + bytes;
-	if (!bytes || overlap || so % ext != dO % ext) {
-		/* Nothing can be shared: copy it all (a forward-overlapping range backwards). */
-		x->cp_soff = so;
-		x->cp_doff = dO;
-		x->cp_left = bytes;
-		x->cp_backward = overlap && dO > so;
-	} else {
-		uint64_t head = (ext - so % ext) % ext;
-		if (head > bytes)
-			head = bytes;
-		uint64_t mid = (bytes - head) / ext * ext;
-		x->cp_soff = so;
-		x->cp_doff = dO;
-		x->cp_left = head;
-		x->sh_soff = so + head;
-		x->sh_doff = dO + head;
-		x->sh_len = mid;
-		x->tl_soff = so + head + mid;
-		x->tl_doff = dO + head + mid;
-		x->tl_len = bytes - head - mid;
-	}
-	xc_step(x);
+	/* The pool copies the segment as one unit (vvol_copy: both ranges locked until
+	 * it is durable; aligned parts shared, the rest copied). */
+	x->seg_bytes = bytes;
+	int rc = vvol_copy(sl->vol, s->slba * sbs, dl->vol, s->dlba * dbs, bytes, xc_seg_done, x);
+	if (rc < 0)
+		xc_finish(x, rc);
 }
 
 static struct scsi_copy_status *xc_hold(struct scsi_lun *lun, uint8_t id)
@@ -436,12 +329,6 @@ void handler_xcopy(struct scsi_cmd *cmd)
 			scsi_complete_field(cmd, e.asc, false, (uint16_t)e.field, -1);
 		else
 			scsi_complete_sense(cmd, SK_ILLEGAL_REQUEST, e.asc);
-		return;
-	}
-	x->buf = malloc(XC_BUF);
-	if (!x->buf) {
-		free(x);
-		scsi_complete_sense(cmd, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
 		return;
 	}
 	/* SPC-4 6.4.3 LIST ID USAGE 00b/10b: the list identifier's status is held for

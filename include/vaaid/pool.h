@@ -236,6 +236,17 @@ int vvol_lba_status(const struct vvol *v, uint64_t off, uint64_t len, uint64_t *
  */
 int vvol_share(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff, uint64_t len,
 	       vvol_cb cb, void *arg);
+/*
+ * Copy len bytes (multiples of 512) of src at soff to dst at doff, volumes of
+ * one pool (-EXDEV otherwise), as one unit: every extent of both ranges is
+ * locked exclusive until the copy is durable, so concurrent writes to either
+ * range land wholly before or after it. Extent-aligned parts at congruent
+ * offsets are shared (as vvol_share), the rest copied; overlapping ranges of
+ * one volume are copied in the safe direction. -ENOSPC (through cb) when a
+ * copied part needs space the pool does not have (parts before it are done).
+ */
+int vvol_copy(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff, uint64_t len,
+	      vvol_cb cb, void *arg);
 /* Completes when every write acknowledged before it is durable (always already true). */
 int vvol_flush(struct vvol *v, vvol_cb cb, void *arg);
 

@@ -73,25 +73,37 @@ static void take(struct vpool *p, uint64_t i)
 	pool_thr_check(p);
 }
 
+bool pool_find_free(const struct vpool *p, enum free_kind kind, uint64_t from, uint64_t *out)
+{
+	uint64_t words = (p->n_ext + 63) / 64;
+	if (!words)
+		return false;
+	uint64_t w = from / 64;
+	for (uint64_t k = 0; k <= words; k++, w = (w + 1) % words) {
+		uint64_t bits = p->freebits[w];
+		if (kind == FREE_BACKED)
+			bits &= p->backed[w];
+		else if (kind == FREE_UNBACKED)
+			bits &= ~p->backed[w];
+		if (k == 0)
+			bits &= ~0ull << (from % 64);
+		if (!bits)
+			continue;
+		uint64_t i = w * 64 + (uint64_t)__builtin_ctzll(bits);
+		if (i >= p->n_ext)
+			continue;
+		*out = i;
+		return true;
+	}
+	return false;
+}
+
 int pool_reserve_backed(struct vpool *p, uint64_t *out)
 {
-	if (p->n_backed_free) {
-		uint64_t words = (p->n_ext + 63) / 64;
-		uint64_t w = p->bcursor / 64;
-		for (uint64_t k = 0; k <= words; k++, w = (w + 1) % words) {
-			uint64_t bits = p->freebits[w] & p->backed[w];
-			if (k == 0)
-				bits &= ~0ull << (p->bcursor % 64);
-			if (!bits)
-				continue;
-			uint64_t i = w * 64 + (uint64_t)__builtin_ctzll(bits);
-			if (i >= p->n_ext)
-				continue;
-			take(p, i);
-			p->bcursor = (i + 1) % p->n_ext;
-			*out = i;
-			return 1;
-		}
+	if (p->n_backed_free && pool_find_free(p, FREE_BACKED, p->bcursor, out)) {
+		take(p, *out);
+		p->bcursor = (*out + 1) % p->n_ext;
+		return 1;
 	}
 	int rc = pool_reserve(p, out);
 	return rc < 0 ? rc : 0;
@@ -99,25 +111,11 @@ int pool_reserve_backed(struct vpool *p, uint64_t *out)
 
 int pool_reserve(struct vpool *p, uint64_t *out)
 {
-	if (!p->n_free)
+	if (!p->n_free || !pool_find_free(p, FREE_ANY, p->cursor, out))
 		return -ENOSPC;
-	uint64_t words = (p->n_ext + 63) / 64;
-	uint64_t w = p->cursor / 64;
-	for (uint64_t k = 0; k <= words; k++, w = (w + 1) % words) {
-		uint64_t bits = p->freebits[w];
-		if (k == 0)
-			bits &= ~0ull << (p->cursor % 64);
-		if (!bits)
-			continue;
-		uint64_t i = w * 64 + (uint64_t)__builtin_ctzll(bits);
-		if (i >= p->n_ext)
-			continue;
-		take(p, i);
-		p->cursor = (i + 1) % p->n_ext;
-		*out = i;
-		return 0;
-	}
-	return -ENOSPC; /* unreachable while n_free is exact */
+	take(p, *out);
+	p->cursor = (*out + 1) % p->n_ext;
+	return 0;
 }
 
 void pool_unreserve(struct vpool *p, uint64_t pext)

@@ -790,7 +790,7 @@ struct caw_args {
 };
 
 static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const struct iovec *iov,
-		      int iovcnt, vvol_cb cb, void *arg, const struct caw_args *caw)
+		      int iovcnt, vvol_cb cb, void *arg, const struct caw_args *caw, bool prelocked)
 {
 	struct vpool *p = v->pool;
 	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > v->size || len > v->size - off)
@@ -886,6 +886,15 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 		req_fail(rq, -EIO);
 		return 0;
 	}
+	if (prelocked) {
+		/* The caller holds every extent exclusive (pool_rw_locked): nothing to take or
+		 * release here. */
+		for (unsigned i = 0; i < rq->nsub; i++)
+			rq->subs[i].mode = XLOCK_EXCL;
+		rq->lock_next = rq->nsub;
+		req_start_io(rq);
+		return 0;
+	}
 	req_lock_next(rq);
 	return 0;
 }
@@ -893,13 +902,19 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 int vvol_read(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
 	      vvol_cb cb, void *arg)
 {
-	return req_submit(v, OP_READ, off, len, iov, iovcnt, cb, arg, NULL);
+	return req_submit(v, OP_READ, off, len, iov, iovcnt, cb, arg, NULL, false);
 }
 
 int vvol_write(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
 	       vvol_cb cb, void *arg)
 {
-	return req_submit(v, OP_WRITE, off, len, iov, iovcnt, cb, arg, NULL);
+	return req_submit(v, OP_WRITE, off, len, iov, iovcnt, cb, arg, NULL, false);
+}
+
+int pool_rw_locked(struct vvol *v, bool write, uint64_t off, uint64_t len, const struct iovec *iov,
+		   int iovcnt, vvol_cb cb, void *arg)
+{
+	return req_submit(v, write ? OP_WRITE : OP_READ, off, len, iov, iovcnt, cb, arg, NULL, true);
 }
 
 int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *cmp,
@@ -909,7 +924,7 @@ int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *c
 	if (!len || !cmp || !miscompare_at)
 		return -EINVAL;
 	struct caw_args a = {.cmp = cmp, .miscompare_at = miscompare_at};
-	return req_submit(v, OP_WRITE, off, len, wiov, wiovcnt, cb, arg, &a);
+	return req_submit(v, OP_WRITE, off, len, wiov, wiovcnt, cb, arg, &a, false);
 }
 
 struct flush_req {

@@ -154,6 +154,18 @@ static void next_batch_deferred(void *arg, int res)
 	batch_start(arg);
 }
 
+/* Partial range left as it is: vvol_zero writes zeros to granules [ga, gb) afterwards. */
+static int zero_later(struct dreq *d, uint64_t ebase, uint32_t ga, uint32_t gb)
+{
+	if (!d->zero)
+		return 0;
+	if (d->nz == 2)
+		return -EIO; /* cannot happen: only the range's ends are partial */
+	d->zoff[d->nz] = ebase + (uint64_t)ga * VPOOL_GRANULE;
+	d->zlen[d->nz++] = (uint64_t)(gb - ga) * VPOOL_GRANULE;
+	return 0;
+}
+
 /* One extent under its lock: 0, -EAGAIN (no journal room: retry), or -errno. */
 static int dealloc_extent(struct dreq *d, uint64_t vext)
 {
@@ -175,15 +187,8 @@ static int dealloc_extent(struct dreq *d, uint64_t vext)
 		 * covered: left as it is (UNMAP is advisory); vvol_zero (WRITE SAME)
 		 * writes zeros there once the records are durable, which redirects the
 		 * extent. */
-		if (from != 0 || to != p->ext) {
-			if (d->zero) {
-				if (d->nz == 2)
-					return -EIO; /* cannot happen: only the range's ends are partial */
-				d->zoff[d->nz] = ebase + (uint64_t)ga * VPOOL_GRANULE;
-				d->zlen[d->nz++] = (uint64_t)(gb - ga) * VPOOL_GRANULE;
-			}
-			return 0;
-		}
+		if (from != 0 || to != p->ext)
+			return zero_later(d, ebase, ga, gb);
 		if (!vjournal_can_append(p->j, REC_MAP_LEN))
 			return -EAGAIN;
 		int rc = pool_log_map(p, d->v, vext, 0, 0);
@@ -197,13 +202,7 @@ static int dealloc_extent(struct dreq *d, uint64_t vext)
 		/* Redirected, not yet hydrated: a cleared granule would read its source's
 		 * data again. UNMAP leaves such granules mapped (advisory); vvol_zero writes
 		 * zeros there once the records are durable, as for a shared extent. */
-		if (d->zero) {
-			if (d->nz == 2)
-				return -EIO; /* cannot happen: only the range's ends are partial */
-			d->zoff[d->nz] = ebase + (uint64_t)ga * VPOOL_GRANULE;
-			d->zlen[d->nz++] = (uint64_t)(gb - ga) * VPOOL_GRANULE;
-		}
-		return 0;
+		return zero_later(d, ebase, ga, gb);
 	}
 	uint16_t need = whole ? REC_MAP_LEN : REC_VALID_LEN;
 	if (!vjournal_can_append(p->j, need))

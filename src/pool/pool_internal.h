@@ -152,6 +152,9 @@ int pool_reserve(struct vpool *p, uint64_t *out); /* -ENOSPC */
 int pool_reserve_backed(struct vpool *p, uint64_t *out);
 void pool_mark_backed(struct vpool *p, uint64_t pext); /* its fallocate succeeded */
 bool pool_is_backed(const struct vpool *p, uint64_t pext);
+/* The first free extent of a kind at or after from (wrapping); false if none. */
+enum free_kind { FREE_ANY, FREE_BACKED, FREE_UNBACKED };
+bool pool_find_free(const struct vpool *p, enum free_kind kind, uint64_t from, uint64_t *out);
 void pool_unreserve(struct vpool *p, uint64_t pext);
 int pool_free_after(struct vpool *p, uint64_t pext, uint64_t seq);
 /* Live: pext's refcount dropped to 1 in commit seq (private once that is durable). */
@@ -210,6 +213,13 @@ int pool_log_share(struct vpool *p, struct vvol *src, struct vvol *dst, uint64_t
 		   uint64_t dvext, uint64_t n);
 int pool_log_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
 			uint32_t block_size, const uint8_t naa[16], const char *serial);
+
+/* datapath.c / share.c: the same requests for a caller that already holds every
+ * extent of the range(s) exclusive (copy.c); nothing is locked or released. */
+int pool_rw_locked(struct vvol *v, bool write, uint64_t off, uint64_t len, const struct iovec *iov,
+		   int iovcnt, vvol_cb cb, void *arg);
+int pool_share_locked(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff,
+		      uint64_t len, vvol_cb cb, void *arg);
 
 /* checkpoint.c */
 uint8_t *pool_blob_alloc(uint64_t len); /* checkpoint blobs: mmap'd, aligned, zeroed */
@@ -271,5 +281,30 @@ struct xlock_wait {
 /* Returns 1 if granted now, 0 if queued (granted() runs later, from the reactor). */
 int xlock_acquire(struct vpool *p, uint64_t key, uint8_t mode, struct xlock_wait *w);
 void xlock_release(struct vpool *p, uint64_t key, uint8_t mode);
+/*
+ * A set of extent locks taken by one request: add keys, then acquire them all
+ * (sorted ascending, duplicates merged, the stronger mode kept); done(arg, 0)
+ * runs once all are held (possibly at once), done(arg, -errno) on failure
+ * (those taken are released by xlockset_release). Release, then free.
+ */
+struct xlock_ent {
+	uint64_t key;
+	uint8_t mode;
+	bool locked;
+};
+struct xlockset {
+	struct xlock_ent *ents;
+	size_t n, cap, next;
+	struct vpool *p;
+	void (*done)(void *arg, int err);
+	void *arg;
+	struct xlock_wait lw;
+	struct vio_op op;
+};
+int xlockset_add(struct xlockset *s, uint64_t key, uint8_t mode);
+void xlockset_acquire(struct xlockset *s, struct vpool *p, void (*done)(void *arg, int err),
+		      void *arg);
+void xlockset_release(struct xlockset *s);
+void xlockset_free(struct xlockset *s);
 
 #endif

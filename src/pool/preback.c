@@ -61,30 +61,6 @@ static void preback_done(void *arg, int res)
 	pool_preback_kick(p);
 }
 
-/* The next free extent that is not backed, from the cursor on; false if none. */
-static bool pick(struct vpool *p, uint64_t *out)
-{
-	struct prebacker *pb = p->pb;
-	uint64_t words = (p->n_ext + 63) / 64;
-	if (!words)
-		return false;
-	uint64_t w = pb->cursor / 64;
-	for (uint64_t k = 0; k <= words; k++, w = (w + 1) % words) {
-		uint64_t bits = p->freebits[w] & ~p->backed[w];
-		if (k == 0)
-			bits &= ~0ull << (pb->cursor % 64);
-		if (!bits)
-			continue;
-		uint64_t i = w * 64 + (uint64_t)__builtin_ctzll(bits);
-		if (i >= p->n_ext)
-			continue;
-		pb->cursor = (i + 1) % p->n_ext;
-		*out = i;
-		return true;
-	}
-	return false;
-}
-
 void pool_preback_kick(struct vpool *p)
 {
 	struct prebacker *pb = p->pb;
@@ -92,8 +68,9 @@ void pool_preback_kick(struct vpool *p)
 		return;
 	if (p->n_backed_free >= PREBACK_TARGET || p->n_free <= p->n_backed_free)
 		return;
-	if (!pick(p, &pb->pext))
+	if (!pool_find_free(p, FREE_UNBACKED, pb->cursor, &pb->pext))
 		return;
+	pb->cursor = (pb->pext + 1) % p->n_ext;
 	pb->busy = true;
 	vio_op_init(&pb->op, preback_done, p);
 	int rc = vblk_allocate(p->dev, pool_ext_off(p, pb->pext), p->ext, &pb->op);

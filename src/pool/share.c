@@ -28,12 +28,6 @@
 
 #include "pool_internal.h"
 
-struct lock_ent {
-	uint64_t key;
-	uint8_t mode;
-	bool locked;
-};
-
 struct share_req {
 	struct pool_req link; /* first */
 	struct vpool *p;
@@ -41,9 +35,7 @@ struct share_req {
 	uint64_t svext, dvext, n;
 	vvol_cb cb;
 	void *arg;
-	struct lock_ent *locks;
-	size_t nlocks, next;
-	struct xlock_wait lw;
+	struct xlockset locks; /* empty when the caller holds the locks (pool_share_locked) */
 	struct vj_waiter jw;
 	struct vio_op defer_op;
 	int err;
@@ -77,31 +69,23 @@ int pool_apply_share(struct vpool *p, uint16_t sidx, uint16_t didx, uint64_t sve
 	return 0;
 }
 
-static int cmp_lock(const void *a, const void *b)
-{
-	const struct lock_ent *x = a, *y = b;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
 static void share_discard(struct pool_req *r)
 {
 	struct share_req *q = (struct share_req *)r;
-	free(q->locks);
+	xlockset_free(&q->locks);
 	free(q);
 }
 
 static void share_finish(struct share_req *q)
 {
 	struct vpool *p = q->p;
-	for (size_t i = 0; i < q->nlocks; i++)
-		if (q->locks[i].locked)
-			xlock_release(p, q->locks[i].key, q->locks[i].mode);
+	xlockset_release(&q->locks);
 	p->inflight--;
 	pool_req_untrack(p, &q->link);
 	vvol_cb cb = q->cb;
 	void *arg = q->arg;
 	int err = q->err;
-	free(q->locks);
+	xlockset_free(&q->locks);
 	free(q);
 	cb(arg, err);
 }
@@ -153,8 +137,6 @@ static void share_log(void *arg, int res)
 	vjournal_wait_commit(p->j, &q->jw);
 }
 
-static void share_lock_next(struct share_req *q);
-
 /*
  * With the locks held: a source extent that is still hydrating (redirected,
  * reading part of its data from its own source) is hydrated first, so that
@@ -180,41 +162,18 @@ static void share_hydrate_next(void *arg, int err)
 	share_log(q, 0);
 }
 
-static void share_lock_deferred(void *arg, int res)
+static void share_locked(void *arg, int err)
 {
-	(void)res;
 	struct share_req *q = arg;
-	q->locks[q->next++].locked = true;
-	share_lock_next(q);
-}
-
-static void share_lock_granted(struct xlock_wait *w)
-{
-	struct share_req *q = (struct share_req *)((char *)w - offsetof(struct share_req, lw));
-	vio_op_init(&q->defer_op, share_lock_deferred, q);
-	vreactor_defer(q->p->r, &q->defer_op, 0);
-}
-
-static void share_lock_next(struct share_req *q)
-{
-	while (q->next < q->nlocks) {
-		struct lock_ent *l = &q->locks[q->next];
-		q->lw.granted = share_lock_granted;
-		int rc = xlock_acquire(q->p, l->key, l->mode, &q->lw);
-		if (rc < 0) {
-			share_fail(q, rc);
-			return;
-		}
-		if (rc == 0)
-			return;
-		l->locked = true;
-		q->next++;
+	if (err) {
+		share_fail(q, err);
+		return;
 	}
 	share_hydrate_next(q, 0);
 }
 
-int vvol_share(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff, uint64_t len,
-	       vvol_cb cb, void *arg)
+static int share_submit(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff,
+			uint64_t len, bool prelocked, vvol_cb cb, void *arg)
 {
 	struct vpool *p = src->pool;
 	uint64_t ext = p->ext;
@@ -231,43 +190,40 @@ int vvol_share(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff,
 	if (p->failed)
 		return -EIO;
 	struct share_req *q = calloc(1, sizeof(*q));
-	uint64_t n = len / ext;
-	if (!q || n > SIZE_MAX / 2 / sizeof(struct lock_ent))
-		goto nomem;
-	q->locks = calloc(2 * n, sizeof(struct lock_ent));
-	if (!q->locks)
-		goto nomem;
+	if (!q)
+		return -ENOMEM;
 	q->p = p;
 	q->src = src;
 	q->dst = dst;
 	q->svext = soff / ext;
 	q->dvext = doff / ext;
-	q->n = n;
+	q->n = len / ext;
 	q->cb = cb;
 	q->arg = arg;
-	size_t m = 0;
-	for (uint64_t i = 0; i < n; i++) {
-		q->locks[m++] = (struct lock_ent){pool_lock_key(src->idx, q->svext + i), XLOCK_EXCL, false};
-		q->locks[m++] = (struct lock_ent){pool_lock_key(dst->idx, q->dvext + i), XLOCK_EXCL, false};
-	}
-	qsort(q->locks, m, sizeof(*q->locks), cmp_lock);
-	size_t k = 0;
-	for (size_t i = 0; i < m; i++) { /* one entry per key; both modes -> exclusive */
-		if (k && q->locks[k - 1].key == q->locks[i].key) {
-			if (q->locks[i].mode == XLOCK_EXCL)
-				q->locks[k - 1].mode = XLOCK_EXCL;
-			continue;
+	for (uint64_t i = 0; i < q->n && !prelocked; i++)
+		if (xlockset_add(&q->locks, pool_lock_key(src->idx, q->svext + i), XLOCK_EXCL) < 0 ||
+		    xlockset_add(&q->locks, pool_lock_key(dst->idx, q->dvext + i), XLOCK_EXCL) < 0) {
+			xlockset_free(&q->locks);
+			free(q);
+			return -ENOMEM;
 		}
-		q->locks[k++] = q->locks[i];
-	}
-	q->nlocks = k;
 	p->inflight++;
 	pool_req_track(p, &q->link, share_discard);
-	share_lock_next(q);
+	if (prelocked)
+		share_locked(q, 0);
+	else
+		xlockset_acquire(&q->locks, p, share_locked, q);
 	return 0;
-nomem:
-	if (q)
-		free(q->locks);
-	free(q);
-	return -ENOMEM;
+}
+
+int vvol_share(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff, uint64_t len,
+	       vvol_cb cb, void *arg)
+{
+	return share_submit(src, soff, dst, doff, len, false, cb, arg);
+}
+
+int pool_share_locked(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff,
+		      uint64_t len, vvol_cb cb, void *arg)
+{
+	return share_submit(src, soff, dst, doff, len, true, cb, arg);
 }

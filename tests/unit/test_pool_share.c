@@ -6,7 +6,8 @@
  * of a shared extent only drops a reference, overlapping copies within one
  * volume behave like memmove, out of space changes nothing, an extent whose
  * other reference was dropped is not written in place before that drop is
- * durable, and all of it is durable across a power loss (checked with vpool_verify: refcounts equal
+ * durable, vvol_copy is one unit against concurrent writes to both ranges,
+ * and all of it is durable across a power loss (checked with vpool_verify: refcounts equal
  * references, free map consistent).
  */
 #include <errno.h>
@@ -324,6 +325,67 @@ static void test_unshare_not_durable_no_write_in_place(void **state)
 	}
 }
 
+/*
+ * vvol_copy is one unit against concurrent writes: a copy with an unaligned
+ * head, a shared middle and a copied tail, and writes to the source's head and
+ * tail and to the destination's middle submitted right after it. The copy took
+ * its locks first, so each write lands after it: the destination is the source
+ * as it was, except the destination write (later, so it wins), and the source
+ * has its writes. (Copied in pieces without one lock over both ranges, the
+ * source's tail write would land before the tail was copied.)
+ */
+static void test_copy_is_one_unit(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 32 * MIB, EXT, 1 * MIB);
+	struct vvol *a, *b;
+	assert_int_equal(vpool_volume_create(e.p, "a", 4 * MIB, 512, &a), 0);
+	assert_int_equal(vpool_volume_create(e.p, "b", 4 * MIB, 512, &b), 0);
+	fill(&e, a, 0, 1 * MIB, 0x11);
+	/* a [4K, 4K + 5 x 64K) -> b [4K, ...): head 60K copied, 4 extents shared, tail 4K copied */
+	uint64_t off = 4096, len = 5 * EXT;
+	struct wait wc = {0}, w1 = {0}, w2 = {0}, w3 = {0};
+	assert_int_equal(vvol_copy(a, off, b, off, len, done_cb, &wc), 0);
+	uint8_t *x = vblk_alloc_buf(4096), *y = vblk_alloc_buf(4096);
+	memset(x, 0x22, 4096);
+	memset(y, 0x33, 4096);
+	struct iovec ix = {.iov_base = x, .iov_len = 4096}, iy = {.iov_base = y, .iov_len = 4096};
+	assert_int_equal(vvol_write(a, off, 4096, &ix, 1, done_cb, &w1), 0);            /* source head */
+	assert_int_equal(vvol_write(a, off + len - 4096, 4096, &ix, 1, done_cb, &w2), 0); /* source tail */
+	assert_int_equal(vvol_write(b, 2 * EXT, 4096, &iy, 1, done_cb, &w3), 0);         /* dest middle */
+	assert_int_equal(run(&e, &wc), 0);
+	assert_int_equal(run(&e, &w1), 0);
+	assert_int_equal(run(&e, &w2), 0);
+	assert_int_equal(run(&e, &w3), 0);
+	assert_true(reads(&e, b, off, 2 * EXT - off, 0x11));
+	assert_true(reads(&e, b, 2 * EXT, 4096, 0x33));
+	assert_true(reads(&e, b, 2 * EXT + 4096, off + len - 2 * EXT - 4096, 0x11));
+	assert_true(reads(&e, a, off, 4096, 0x22));
+	assert_true(reads(&e, a, off + len - 4096, 4096, 0x22));
+	assert_true(reads(&e, a, off + 4096, len - 8192, 0x11));
+	/* the middle was shared, not copied: a's 4 middle extents are b's too */
+	struct vpool_stats st;
+	vpool_get_stats(e.p, &st);
+	assert_true(st.sharing_savings >= 3 * EXT); /* one redirected by the write into b */
+	/* overlapping ranges of one volume, destination after the source: memmove */
+	wc.done = false;
+	assert_int_equal(vvol_copy(a, 0, a, 512, 2 * EXT, done_cb, &wc), 0);
+	assert_int_equal(run(&e, &wc), 0);
+	assert_true(reads(&e, a, 512, off - 512, 0x11));
+	assert_true(reads(&e, a, off + 512, 4096, 0x22));
+	/* bad arguments */
+	assert_int_equal(vvol_copy(a, 100, b, 0, 512, done_cb, &wc), -EINVAL);
+	assert_int_equal(vvol_copy(a, 0, b, 4 * MIB, 512, done_cb, &wc), -EINVAL);
+	free(x);
+	free(y);
+	crash_and_recover(&e);
+	b = vpool_volume_find(e.p, "b");
+	assert_true(reads(&e, b, 2 * EXT, 4096, 0x33));
+	assert_true(reads(&e, b, off, 2 * EXT - off, 0x11));
+	env_close(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_share_dealloc_and_overlap),
 		cmocka_unit_test(test_cow_out_of_space_changes_nothing),
 		cmocka_unit_test(test_unshare_not_durable_no_write_in_place),
+		cmocka_unit_test(test_copy_is_one_unit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

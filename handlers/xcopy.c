@@ -52,8 +52,18 @@ struct xcopy {
 	uint8_t cscd[XCOPY_MAX_CSCD][XC_CSCD_LEN];
 	unsigned ncscd, nseg, cur;
 	struct xc_seg seg[XCOPY_MAX_SEGMENTS];
-	uint64_t seg_bytes; /* the running segment's */
-	uint64_t bytes;     /* transferred, for COPY STATUS */
+	/* execution (xc_seg_start) */
+	struct xc_run {
+		struct xcopy *x;
+		struct vvol *sv, *dv;
+		uint64_t so, dO, len; /* bytes */
+	} run[XCOPY_MAX_SEGMENTS];
+	unsigned nok;      /* segments before the first that fails its checks */
+	uint16_t bad_asc;  /* that one's COPY ABORTED ASC */
+	bool concurrent;
+	unsigned pending;
+	int err;
+	uint64_t bytes; /* transferred, for COPY STATUS */
 };
 
 /* ---- parameter list checks */
@@ -210,20 +220,6 @@ static void xc_abort(struct xcopy *x, uint16_t asc)
 	scsi_cmd_complete(cmd);
 }
 
-static void xc_seg_start(struct xcopy *x);
-
-static void xc_seg_done(void *arg, int res)
-{
-	struct xcopy *x = arg;
-	if (res < 0) {
-		xc_finish(x, res);
-		return;
-	}
-	x->bytes += x->seg_bytes;
-	x->cur++;
-	xc_seg_start(x);
-}
-
 /* Resolve CSCD i to a LUN: the receiving LUN itself or the transport's peer. */
 static struct scsi_lun *xc_resolve(struct xcopy *x, unsigned i)
 {
@@ -242,48 +238,140 @@ static struct scsi_lun *xc_resolve(struct xcopy *x, unsigned i)
 	return l;
 }
 
-static void xc_seg_start(struct xcopy *x)
+/*
+ * Check segment i (SPC-4 6.4.1, 6.4.5.5, 6.4.6.5) and fill in its byte ranges;
+ * 0, or the ASC of the COPY ABORTED it gets.
+ */
+static uint16_t xc_check(struct xcopy *x, unsigned i, struct xc_run *r)
 {
-	if (x->cur == x->nseg) {
-		xc_finish(x, 0);
-		return;
-	}
-	const struct xc_seg *s = &x->seg[x->cur];
+	const struct xc_seg *s = &x->seg[i];
 	struct scsi_lun *sl = xc_resolve(x, s->src), *dl = xc_resolve(x, s->dst);
 	/* SPC-4 6.4.1: a CSCD that cannot be accessed (a CSCD DESCRIPTOR ID past the
 	 * list, an unknown NAA, another pool, not co-visible) -> COPY ABORTED, COPY
 	 * TARGET DEVICE NOT REACHABLE, the segment number in COMMAND-SPECIFIC INFORMATION. */
-	if (!sl || !dl) {
-		xc_abort(x, ASC_COPY_TARGET_NOT_REACHABLE);
-		return;
-	}
+	if (!sl || !dl)
+		return ASC_COPY_TARGET_NOT_REACHABLE;
 	/* SPC-4 6.4.5.5 / Table 122: DISK BLOCK LENGTH (bytes 29-31) must be the logical
 	 * block length of the LU; otherwise the copy is refused (INVALID FIELD IN
 	 * PARAMETER LIST). */
 	if (scsi_get_be24(x->cscd[s->src] + 29) != sl->info.block_size ||
-	    scsi_get_be24(x->cscd[s->dst] + 29) != dl->info.block_size) {
-		xc_abort(x, ASC_INVALID_FIELD_IN_PARAM_LIST);
-		return;
-	}
+	    scsi_get_be24(x->cscd[s->dst] + 29) != dl->info.block_size)
+		return ASC_INVALID_FIELD_IN_PARAM_LIST;
 	uint32_t sbs = sl->info.block_size, dbs = dl->info.block_size;
 	uint64_t bytes = (uint64_t)s->nblocks * (s->dc ? dbs : sbs);
 	/* SPC-4 6.4.6.5: a transfer that is not a whole number of blocks of the other
 	 * side -> UNEXPECTED INEXACT SEGMENT. */
-	if (bytes % sbs || bytes % dbs) {
-		xc_abort(x, ASC_UNEXPECTED_INEXACT_SEGMENT);
-		return;
-	}
+	if (bytes % sbs || bytes % dbs)
+		return ASC_UNEXPECTED_INEXACT_SEGMENT;
 	/* SPC-4 6.4.1: a range past the end of a CSCD -> LBA OUT OF RANGE. */
-	if (!scsi_lba_range_ok(sl, s->slba, bytes / sbs) || !scsi_lba_range_ok(dl, s->dlba, bytes / dbs)) {
-		xc_abort(x, ASC_LBA_OUT_OF_RANGE);
+	if (!scsi_lba_range_ok(sl, s->slba, bytes / sbs) || !scsi_lba_range_ok(dl, s->dlba, bytes / dbs))
+		return ASC_LBA_OUT_OF_RANGE;
+	*r = (struct xc_run){.sv = sl->vol, .dv = dl->vol, .so = s->slba * sbs,
+			     .dO = s->dlba * dbs, .len = bytes};
+	return 0;
+}
+
+static bool ranges_meet(const struct vvol *a, uint64_t ao, const struct vvol *b, uint64_t bo,
+			uint64_t len_a, uint64_t len_b)
+{
+	return a == b && ao < bo + len_b && bo < ao + len_a;
+}
+
+/* Does segment j (later) depend on segment i: does either write what the other touches? */
+static bool xc_conflict(const struct xc_run *i, const struct xc_run *j)
+{
+	return ranges_meet(i->dv, i->dO, j->sv, j->so, i->len, j->len) ||
+	       ranges_meet(i->dv, i->dO, j->dv, j->dO, i->len, j->len) ||
+	       ranges_meet(i->sv, i->so, j->dv, j->dO, i->len, j->len);
+}
+
+static void xc_launch(struct xcopy *x);
+
+/* All segments launched so far are done: abort at the bad one, finish, or go on. */
+static void xc_settle(struct xcopy *x)
+{
+	if (x->err) {
+		xc_finish(x, x->err);
 		return;
 	}
-	/* The pool copies the segment as one unit (vvol_copy: both ranges locked until
-	 * it is durable; aligned parts shared, the rest copied). */
-	x->seg_bytes = bytes;
-	int rc = vvol_copy(sl->vol, s->slba * sbs, dl->vol, s->dlba * dbs, bytes, xc_seg_done, x);
-	if (rc < 0)
-		xc_finish(x, rc);
+	if (x->cur < x->nok) {
+		xc_launch(x); /* sequential mode: the next one */
+		return;
+	}
+	if (x->nok < x->nseg) {
+		xc_abort(x, x->bad_asc); /* x->cur is the failing segment's number */
+		return;
+	}
+	xc_finish(x, 0);
+}
+
+static void xc_seg_done(void *arg, int res)
+{
+	struct xc_run *r = arg;
+	struct xcopy *x = r->x;
+	if (res < 0 && !x->err)
+		x->err = res;
+	if (res >= 0)
+		x->bytes += r->len;
+	if (--x->pending == 0)
+		xc_settle(x);
+}
+
+/* Start segment x->cur, or (concurrent mode) every checked segment. */
+static void xc_launch(struct xcopy *x)
+{
+	unsigned last = x->concurrent ? x->nok : x->cur + 1;
+	x->pending = 1; /* held while launching */
+	for (; x->cur < last; x->cur++) {
+		struct xc_run *r = &x->run[x->cur];
+		r->x = x;
+		x->pending++;
+		int rc = vvol_copy(r->sv, r->so, r->dv, r->dO, r->len, xc_seg_done, r);
+		if (rc < 0) {
+			x->pending--;
+			if (!x->err)
+				x->err = rc;
+			break;
+		}
+	}
+	if (--x->pending == 0)
+		xc_settle(x);
+}
+
+/*
+ * Run the segments: check them all in order first (the first bad one ends the
+ * list: the ones before it are done, then COPY ABORTED names it), then let the
+ * pool copy each as one unit (vvol_copy: both ranges locked until it is
+ * durable; aligned parts shared, the rest copied). Segments none of which
+ * writes what another reads or writes run at the same time -- their metadata
+ * then goes to disk in common journal commits instead of one commit each;
+ * otherwise they run one after the other, in order (SPC-4 6.4.1: as if
+ * processed in order).
+ */
+static void xc_seg_start(struct xcopy *x)
+{
+	x->nok = x->nseg;
+	for (unsigned i = 0; i < x->nseg; i++) {
+		uint16_t asc = xc_check(x, i, &x->run[i]);
+		if (asc) {
+			x->nok = i;
+			x->bad_asc = asc;
+			break;
+		}
+	}
+	x->concurrent = true;
+	for (unsigned i = 0; i < x->nok && x->concurrent; i++)
+		for (unsigned j = i + 1; j < x->nok; j++)
+			if (xc_conflict(&x->run[i], &x->run[j])) {
+				x->concurrent = false;
+				break;
+			}
+	x->cur = 0;
+	if (!x->nok) {
+		xc_settle(x);
+		return;
+	}
+	xc_launch(x);
 }
 
 static struct scsi_copy_status *xc_hold(struct scsi_lun *lun, uint8_t id)

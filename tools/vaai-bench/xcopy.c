@@ -720,6 +720,12 @@ static int dealloc(struct xb *x, int lun, uint64_t len)
 	int rc = simhost_deallocate(x->h, vol_name[lun], 0, len);
 	if (rc < 0)
 		fprintf(stderr, "vaai-bench xcopy: deallocating %s: %s\n", vol_name[lun], strerror(-rc));
+	/* simhost_deallocate stops and restarts the engine thread: one command (TEST UNIT
+	 * READY, untimed) so that the restart is not counted in the next timed command. */
+	static const uint8_t tur[6] = {0};
+	double us;
+	if (rc == 0)
+		rc = cmd_sync(x, lun, tur, 6, NULL, 0, NULL, 0, &us, "TEST UNIT READY");
 	return rc;
 }
 

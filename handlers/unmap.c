@@ -5,7 +5,8 @@
  * (unmap_parse) -- list lengths, the descriptor count against MAXIMUM UNMAP
  * BLOCK DESCRIPTOR COUNT, every range against the capacity and the total
  * against MAXIMUM UNMAP LBA COUNT -- so that a bad list changes nothing.
- * Then every non-empty descriptor becomes one vvol_deallocate() (at most
+ * Then every non-empty descriptor (consecutive ones that continue one another
+ * merged) becomes one vvol_deallocate() (at most
  * UNMAP_WINDOW in flight; they may overlap, the pool's extent locks order
  * them) and the command completes when the last one is durable. The pool
  * unmaps fully covered extents, clears fully covered 4 KiB granules and
@@ -152,6 +153,26 @@ static void unmap_issue(struct unmap_ctx *u)
 		unmap_finish(u);
 }
 
+/*
+ * Descriptors that continue one another (as a host splitting a large range
+ * sends them) become one deallocation: fewer requests and commits, and a
+ * granule split between two descriptors is then covered and cleared (each
+ * alone would leave it mapped: advisory either way).
+ */
+static size_t merge_adjacent(struct unmap_extent *e, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && e[k - 1].lba + e[k - 1].count == e[i].lba &&
+		    (uint64_t)e[k - 1].count + e[i].count <= UINT32_MAX) {
+			e[k - 1].count += e[i].count;
+			continue;
+		}
+		e[k++] = e[i];
+	}
+	return k;
+}
+
 void handler_unmap(struct scsi_cmd *cmd)
 {
 	const uint8_t *cdb = cmd->cdb;
@@ -203,7 +224,7 @@ void handler_unmap(struct scsi_cmd *cmd)
 	}
 	u->cmd = cmd;
 	u->ext = ext;
-	u->n = n;
+	u->n = merge_adjacent(ext, n);
 	handler_ctx_track(cmd, &u->link, unmap_discard);
 	unmap_issue(u);
 }

@@ -74,10 +74,10 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 	json_object *arr;
 	if (!json_object_object_get_ex(ans, "pools", &arr))
 		return;
-	char a[32], b[32], c[32], d[32], f[32];
+	char a[32], b[32], c[32], d[32], f[32], g[32];
 	if (pools) {
-		printf("%-16s %12s %12s %12s %12s %12s %8s  %s\n", "POOL", "SIZE", "CAPACITY", "USED",
-		       "FREE", "SAVED", "EXTENT", "PATH");
+		printf("%-16s %12s %12s %12s %12s %12s %10s %8s  %s\n", "POOL", "SIZE", "CAPACITY",
+		       "USED", "FREE", "SAVED", "HYDRATING", "EXTENT", "PATH");
 		for (size_t i = 0; i < json_object_array_length(arr); i++) {
 			json_object *p, *e = json_object_array_get_idx(arr, i);
 			if (!json_object_object_get_ex(e, "pool", &p))
@@ -87,10 +87,11 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 			human(get_u64(p, "used"), c, sizeof(c));
 			human(get_u64(p, "free"), d, sizeof(d));
 			human(get_u64(p, "sharing_savings"), f, sizeof(f));
+			human(get_u64(p, "hydrating"), g, sizeof(g));
 			char ext[32];
 			human(get_u64(p, "extent"), ext, sizeof(ext));
-			printf("%-16s %12s %12s %12s %12s %12s %8s  %s\n", get_str(p, "name"), a, b, c, d,
-			       f, ext, get_str(p, "path"));
+			printf("%-16s %12s %12s %12s %12s %12s %10s %8s  %s\n", get_str(p, "name"), a, b, c,
+			       d, f, g, ext, get_str(p, "path"));
 		}
 	}
 	if (pools && volumes)

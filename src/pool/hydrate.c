@@ -34,6 +34,7 @@
 
 #define HYD_IDLE_NS 20000000ull          /* no data request for 20 ms: idle */
 #define HYD_BUSY_INTERVAL_NS 50000000ull /* busy: one extent per 50 ms at most */
+#define HYD_RETRY_NS 1000000000ull       /* after a failed job: nothing for 1 s */
 
 struct hyd_job {
 	struct pool_req link; /* first: tracked, so vpool_abandon frees it */
@@ -62,6 +63,7 @@ struct hydrator {
 	uint64_t key; /* lock of the job in progress */
 	uint64_t pext;
 	uint64_t last_start; /* vclock_ns of the last job's start */
+	uint64_t retry_at;   /* after a failure: no job before this */
 	bool pacing;         /* the next job waits for the pace (a finished job) */
 	bool timer_armed;
 	struct vio_timer timer;
@@ -321,8 +323,10 @@ static void bg_done(void *arg, int err)
 	struct hydrator *hy = p->hyd;
 	xlock_release(p, hy->key, XLOCK_EXCL);
 	hy->active = false;
-	if (err)
-		hy->errors++; /* the entry stays; retried at the pace below, never in a loop */
+	if (err) {
+		hy->errors++; /* the entry stays; retried after HYD_RETRY_NS, never in a loop */
+		hy->retry_at = vclock_ns() + HYD_RETRY_NS;
+	}
 	hy->pacing = true;
 	bg_next(p);
 }
@@ -399,11 +403,14 @@ static void bg_next(struct vpool *p)
 	if (hy->pacing) {
 		uint64_t now = vclock_ns();
 		bool idle = !p->inflight && now - p->fg_last_ns >= HYD_IDLE_NS;
-		if (!idle && now - hy->last_start < HYD_BUSY_INTERVAL_NS) {
+		bool retry_wait = now < hy->retry_at;
+		if (retry_wait || (!idle && now - hy->last_start < HYD_BUSY_INTERVAL_NS)) {
 			if (!hy->timer_armed) {
 				uint64_t at = hy->last_start + HYD_BUSY_INTERVAL_NS;
 				if (!p->inflight && p->fg_last_ns + HYD_IDLE_NS < at)
 					at = p->fg_last_ns + HYD_IDLE_NS;
+				if (retry_wait)
+					at = hy->retry_at;
 				vio_op_init(&hy->timer.op, bg_timer_fired, p);
 				if (vreactor_timeout(p->r, &hy->timer, at > now ? at - now : 0) == 0)
 					hy->timer_armed = true;

@@ -23,7 +23,9 @@
  * Partial writes into shared extents leave the new extent reading the rest
  * from the shared one until background hydration copies it; the hydrator is
  * paused and resumed at random points, so redirected extents live through
- * crashes, checkpoints and reopens both hydrated and not.
+ * crashes, checkpoints and reopens both hydrated and not. Now and then the
+ * pool is grown online by one extent (up to 16 times, so it stays
+ * over-committed), and later crashes recover the grown pool.
  * Before each crash point the device is armed to lose power at a random
  * write/flush; when it fires, every write not yet durable is dropped, applied
  * or torn at 512-byte sectors, and the pool is recovered (checkpoint +
@@ -152,6 +154,7 @@ struct suite {
 	uint64_t row_writes, row_overwrites, shared_drops, shared_unmap_partial,
 		ws_zero_shared_partial, source_deletes, recycles, shared_after_recovery;
 	uint64_t hydrating_after_recovery, hydrated_seen, reopens_hydrating, hyd_pauses;
+	uint64_t grows; /* online pool growths (vpool_grow) */
 };
 
 static void fail(struct suite *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -1123,6 +1126,28 @@ static void recycle_volume(struct suite *s)
 	s->source_deletes += shared;
 }
 
+/*
+ * Grow the pool online by one extent (vpool_grow through simhost: the backing
+ * file grows, a checkpoint and a superblock name the new geometry), at most
+ * MAX_GROWS times so that it stays over-committed. The control path is
+ * synchronous, so the crash is disarmed meanwhile (a power loss inside
+ * vpool_grow would leave its synchronous wait hanging in simhost, whose
+ * crashed device never completes the writes); later crashes recover the
+ * grown pool.
+ */
+#define MAX_GROWS 16u
+static void grow_pool(struct suite *s)
+{
+	uint64_t left = crash_left(s);
+	int rc = simhost_arm_crash(s->h, 0);
+	if (rc == 0)
+		rc = simhost_pool_grow(s->h, POOL_SIZE + (s->grows + 1) * (uint64_t)EXTENT);
+	if (rc < 0)
+		fail(s, "pool grow: %s", strerror(-rc));
+	rearm(s, left);
+	s->grows++;
+}
+
 static void one_point(struct suite *s)
 {
 	/* Background hydration runs during some points and is held off during others, so
@@ -1157,6 +1182,8 @@ static void one_point(struct suite *s)
 			verify_pool(s, "with commands in flight");
 		else if (s->nq == 0 && what < 994)
 			clean_reopen(s);
+		else if (s->nq == 0 && what == 994 && s->grows < MAX_GROWS)
+			grow_pool(s);
 		else if (s->nq == 0)
 			recycle_volume(s);
 	}
@@ -1229,11 +1256,12 @@ int main(int argc, char **argv)
 	       " partial UNMAPs, %" PRIu64 " partial WRITE SAME zero; %" PRIu64
 	       " volumes deleted and created again (%" PRIu64 " sharing extents with another); sharing "
 	       "found in the pool after %" PRIu64 " recoveries; %" PRIu64 " extents hydrated, "
-	       "hydration pending after %" PRIu64 " recoveries and at %" PRIu64 " clean reopens\n",
+	       "hydration pending after %" PRIu64 " recoveries and at %" PRIu64 " clean reopens; "
+	       "pool grown %" PRIu64 " times\n",
 	       s.xc_acked, s.xc_shared, s.xc_copied, s.xc_multi, s.xc_within, s.xc_cross, s.xc_nospc,
 	       s.row_writes, s.row_overwrites, s.shared_drops, s.shared_unmap_partial,
 	       s.ws_zero_shared_partial, s.recycles, s.source_deletes, s.shared_after_recovery,
-	       s.hydrated_seen, s.hydrating_after_recovery, s.reopens_hydrating);
+	       s.hydrated_seen, s.hydrating_after_recovery, s.reopens_hydrating, s.grows);
 	/* The workload must have exercised what it claims to (a suite that cannot fail is no test). */
 	struct {
 		const char *what;
@@ -1262,6 +1290,7 @@ int main(int argc, char **argv)
 		{"redirected extents still hydrating after a recovery", s.hydrating_after_recovery},
 		{"clean reopen with hydration pending (checkpointed)", s.reopens_hydrating},
 		{"hydration paused", s.hyd_pauses},
+		{"pool grown online", s.grows},
 	};
 	for (size_t i = 0; s.points >= 100 && i < sizeof(need) / sizeof(need[0]); i++)
 		if (!need[i].n)

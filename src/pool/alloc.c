@@ -61,8 +61,6 @@ void pool_mark_backed(struct vpool *p, uint64_t pext)
 		p->n_backed_free++;
 }
 
-bool pool_is_backed(const struct vpool *p, uint64_t pext) { return bit_get(p->backed, pext); }
-
 /* Take free extent i (its bit is set). */
 static void take(struct vpool *p, uint64_t i)
 {

@@ -303,6 +303,12 @@ static int issue_read(struct preq *rq, struct psub *s)
 	return sub_submit(s, pool_ext_off(rq->p, s->pext) + s->eoff, false);
 }
 
+/* Where granule g of a redirected extent reads from: 0 itself, 1 its source, 2 zeros. */
+static int granule_from(const struct vpool *p, uint64_t pext, uint64_t src, uint32_t g)
+{
+	return pool_granule_valid(p, pext, g) ? 0 : pool_granule_valid(p, src, g) ? 1 : 2;
+}
+
 /*
  * A redirected extent not yet hydrated: each run of granules is read from the
  * extent (valid there), from its source (valid there), or zeroed.
@@ -323,10 +329,9 @@ static int issue_read_runs(struct preq *rq, struct psub *s, uint64_t src)
 	size_t iu = 0, pu = 0;
 	s->io_pending = 1; /* held while issuing */
 	for (uint32_t g = g0; g <= g1;) {
-		int cls = pool_granule_valid(p, s->pext, g) ? 0 : pool_granule_valid(p, src, g) ? 1 : 2;
+		int cls = granule_from(p, s->pext, src, g);
 		uint32_t h = g + 1;
-		while (h <= g1 && (pool_granule_valid(p, s->pext, h) ? 0
-				   : pool_granule_valid(p, src, h) ? 1 : 2) == cls)
+		while (h <= g1 && granule_from(p, s->pext, src, h) == cls)
 			h++;
 		uint32_t a = g * VPOOL_GRANULE > s->eoff ? g * VPOOL_GRANULE : s->eoff;
 		uint32_t b = h * VPOOL_GRANULE < end ? h * VPOOL_GRANULE : end;

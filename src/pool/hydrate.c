@@ -55,6 +55,7 @@ struct hyd_job {
 };
 
 struct hydrator {
+	struct vpool *p;
 	size_t cursor;
 	bool active;  /* a background job holds a lock or runs */
 	bool paused;  /* vpool_hydration_pause */
@@ -357,7 +358,7 @@ static void bg_locked_deferred(void *arg, int res)
 static void bg_lock_granted(struct xlock_wait *w)
 {
 	struct hydrator *hy = (struct hydrator *)((char *)w - offsetof(struct hydrator, lw));
-	vreactor_defer(((struct vpool *)hy->defer_op.arg)->r, &hy->defer_op, 0);
+	vreactor_defer(hy->p->r, &hy->defer_op, 0);
 }
 
 static void bg_start(struct vpool *p)
@@ -447,7 +448,10 @@ bool pool_hydrator_busy(const struct vpool *p)
 int pool_hydrator_init(struct vpool *p)
 {
 	p->hyd = calloc(1, sizeof(*p->hyd));
-	return p->hyd ? 0 : -ENOMEM;
+	if (!p->hyd)
+		return -ENOMEM;
+	p->hyd->p = p;
+	return 0;
 }
 
 void pool_hydrator_free(struct vpool *p)

@@ -151,7 +151,6 @@ int pool_reserve(struct vpool *p, uint64_t *out); /* -ENOSPC */
 /* Prefers a backed free extent: 1 = backed (no fallocate needed), 0 = not, -ENOSPC. */
 int pool_reserve_backed(struct vpool *p, uint64_t *out);
 void pool_mark_backed(struct vpool *p, uint64_t pext); /* its fallocate succeeded */
-bool pool_is_backed(const struct vpool *p, uint64_t pext);
 /* The first free extent of a kind at or after from (wrapping); false if none. */
 enum free_kind { FREE_ANY, FREE_BACKED, FREE_UNBACKED };
 bool pool_find_free(const struct vpool *p, enum free_kind kind, uint64_t from, uint64_t *out);

@@ -81,7 +81,8 @@ struct vj_rec_hdr {
 	uint8_t flags;
 	uint16_t len;
 };
-#define VJ_REC_MAX_PAYLOAD 512u
+/* Metadata records are small; a pool DATA record (a small write's bytes) is up to 32 KiB + 16. */
+#define VJ_REC_MAX_PAYLOAD (40u * 1024)
 
 struct vjournal;
 typedef void (*vj_done_fn)(void *arg, int res);

@@ -17,7 +17,8 @@
  * this too).
  *
  * The asynchronous checkpoint (pool_ckpt_request) quiesces the journal
- * (appends wait, everything appended becomes durable), then serializes
+ * (appends wait, everything appended becomes durable), makes the home copies
+ * of writes carried in the journal durable (redo.c), then serializes
  * memory through a 1 MiB window, each window written with DSYNC to the area
  * the superblock does not name (never the whole blob in memory), then writes
  * a superblock naming it and the journal position, and finally frees the
@@ -533,6 +534,7 @@ static void ckpt_sb_written(void *arg, int res)
 	if (res >= 0) {
 		p->sb = p->ckpt->newsb;
 		vjournal_reset_start(p->j);
+		pool_redo_retired(p);
 	}
 	ckpt_finish(p, res < 0 ? res : 0);
 }
@@ -592,7 +594,22 @@ static void ckpt_chunk_written(void *arg, int res)
 		ckpt_write_next(p);
 }
 
+static void ckpt_homes_durable(void *arg, int res);
+
 static void ckpt_quiesced(void *arg, int res)
+{
+	struct vpool *p = arg;
+	struct ckpt_state *c = p->ckpt;
+	if (res < 0) {
+		ckpt_finish(p, res);
+		return;
+	}
+	/* Writes carried in the journal must be durable at home before it is retired. */
+	vio_op_init(&c->op, ckpt_homes_durable, p);
+	pool_redo_before_ckpt(p, &c->op);
+}
+
+static void ckpt_homes_durable(void *arg, int res)
 {
 	struct vpool *p = arg;
 	struct ckpt_state *c = p->ckpt;

@@ -41,6 +41,12 @@
  * Durability: data goes with DSYNC to space no durable metadata references
  * (or in place, for OVERWRITE); the records are appended only after the data
  * is durable, and the request completes only when their commit is durable.
+ * Except small writes (ALLOC / COW / VALIDATE spanning at most POOL_REDO_MAX
+ * of granules in the extent): their records carry the bytes too (DATA,
+ * redo.c), appended first; the home write goes without DSYNC at the same
+ * time as the commit, and the sub completes when both have. An extent with
+ * such writes since the last checkpoint is never classified OVERWRITE, and
+ * its larger writes write their partial granules whole (redo.c says why).
  * Writes with more than IOV_MAX iovecs are split into several operations.
  * Compare and write: every extent is locked exclusive; the request runs first
  * as a read into its own buffer, then (req_finish) the data is compared and,
@@ -81,6 +87,10 @@ struct psub {
 	bool pad_head, pad_tail;
 	bool backed;       /* SK_ALLOC / SK_COW: the reserved extent needs no fallocate */
 	bool runs;         /* read by issue_read_runs: nothing left to zero */
+	bool redo;         /* carried in the journal (redo.c): home write without DSYNC */
+	bool redo_logged;  /* its records (data included) are appended */
+	uint8_t redo_parts; /* home write and commit still to complete */
+	uint32_t redo_at;   /* where its bytes start in the extent */
 	void *runs_mem;    /* reads through a source: own iovecs and operations */
 	uint8_t *bounce[2];
 	struct iovec *iov;
@@ -218,7 +228,10 @@ static uint8_t classify(const struct preq *rq, const struct psub *s)
 	uint64_t pext = m - 1;
 	if (pool_extent_shared(p, pext))
 		return SK_COW; /* shared (EXTENDED COPY), or until a commit not durable yet */
-	if (pool_granules_valid(p, pext, gran_of(s->eoff), gran_of(s->eoff + s->len - 1)))
+	/* An extent with writes carried in the journal since the last checkpoint takes
+	 * no plain in-place write: replay would write the older bytes over it (redo.c). */
+	if (pool_granules_valid(p, pext, gran_of(s->eoff), gran_of(s->eoff + s->len - 1)) &&
+	    !pool_redo_pending(p, pext))
 		return SK_OVERWRITE;
 	return SK_VALIDATE;
 }
@@ -261,7 +274,8 @@ static int sub_submit(struct psub *s, uint64_t at, bool write)
 		struct pio *pio = &s->pios[k];
 		pio->sub = s;
 		vio_op_init(&pio->op, sub_io_done, pio);
-		int rc = write ? vblk_writev(rq->p->dev, s->iov + first, cnt, at, VBLK_DSYNC, &pio->op)
+		int rc = write ? vblk_writev(rq->p->dev, s->iov + first, cnt, at,
+					     s->redo ? 0 : VBLK_DSYNC, &pio->op)
 			       : vblk_readv(rq->p->dev, s->iov + first, cnt, at, &pio->op);
 		if (rc < 0)
 			vreactor_defer(rq->p->r, &pio->op, rc);
@@ -376,6 +390,7 @@ static void granule_overlay(struct preq *rq, struct psub *s, uint8_t *b, uint32_
 }
 
 static int write_main(struct preq *rq, struct psub *s);
+static void sub_redo_log(void *arg, int res);
 
 /*
  * Writes: decide where the data goes and which partial granules need a whole-
@@ -405,12 +420,19 @@ static int issue_write(struct preq *rq, struct psub *s)
 		s->base = pool_hydr_src(p, s->pext);
 	}
 	bool fresh = s->kind == SK_ALLOC || s->kind == SK_COW;
+	/* Small writes that need metadata carry their bytes in the journal (redo.c). */
+	s->redo = s->kind != SK_OVERWRITE && (g1 - g0 + 1u) * VPOOL_GRANULE <= POOL_REDO_MAX;
+	/* Any other write into an extent with journal-carried writes pending writes its
+	 * granules whole: its VALID record makes older journal bytes there stale, so
+	 * they must not be needed for the granules' other bytes (redo.c). */
+	bool whole = !fresh && !s->redo && pool_redo_pending(p, s->pext);
 	s->pad_head = s->kind != SK_OVERWRITE && head_partial &&
-		      (fresh || !pool_granule_valid(p, s->pext, g0));
+		      (fresh || whole || !pool_granule_valid(p, s->pext, g0));
 	s->pad_tail = s->kind != SK_OVERWRITE && tail_partial && g1 != g0 &&
-		      (fresh || !pool_granule_valid(p, s->pext, g1));
+		      (fresh || whole || !pool_granule_valid(p, s->pext, g1));
 	uint32_t pg[2] = {g0, g1};
 	bool pad[2] = {s->pad_head, s->pad_tail};
+	uint64_t from[2] = {UINT64_MAX, UINT64_MAX};
 	unsigned nread = 0;
 	struct iovec *rv[2] = {NULL, NULL};
 	for (int i = 0; i < 2; i++) {
@@ -419,7 +441,12 @@ static int issue_write(struct preq *rq, struct psub *s)
 		s->bounce[i] = vblk_alloc_buf(VPOOL_GRANULE); /* zeroed */
 		if (!s->bounce[i])
 			return -ENOMEM;
-		if (s->base != UINT64_MAX && pool_granule_valid(p, s->base, pg[i])) {
+		/* What the granule reads as now: the extent's bytes, its base's, or zeros. */
+		if (!fresh && pool_granule_valid(p, s->pext, pg[i]))
+			from[i] = s->pext;
+		else if (s->base != UINT64_MAX && pool_granule_valid(p, s->base, pg[i]))
+			from[i] = s->base;
+		if (from[i] != UINT64_MAX) {
 			rv[i] = iov_take(rq, 1);
 			if (!rv[i])
 				return -ENOMEM;
@@ -441,7 +468,7 @@ static int issue_write(struct preq *rq, struct psub *s)
 		pio->sub = s;
 		vio_op_init(&pio->op, sub_io_done, pio);
 		int rc = vblk_readv(p->dev, rv[i], 1,
-				    pool_ext_off(p, s->base) + (uint64_t)pg[i] * VPOOL_GRANULE, &pio->op);
+				    pool_ext_off(p, from[i]) + (uint64_t)pg[i] * VPOOL_GRANULE, &pio->op);
 		if (rc < 0)
 			vreactor_defer(p->r, &pio->op, rc);
 	}
@@ -499,6 +526,11 @@ static int write_main(struct preq *rq, struct psub *s)
 			s->niov++;
 		}
 	}
+	if (s->redo) {
+		s->redo_at = (uint32_t)at;
+		sub_redo_log(s, 0);
+		return 0;
+	}
 	return sub_submit(s, pool_ext_off(p, s->pext) + at, true);
 }
 
@@ -510,27 +542,25 @@ static void sub_committed(void *arg, int res)
 	sub_done(s, res < 0 ? -EIO : 0);
 }
 
-static void sub_log(void *arg, int res)
+/*
+ * Append the sub's records (MAP for a new extent, VALID, HYDRATED when writes
+ * filled in all its source provided, DATA with the bytes when data_len);
+ * -EAGAIN when the journal has no room now.
+ */
+static int sub_records(struct psub *s, uint32_t data_len)
 {
-	struct psub *s = arg;
 	struct preq *rq = s->rq;
 	struct vpool *p = rq->p;
-	if (res < 0 || p->failed) {
-		sub_done(s, -EIO);
-		return;
-	}
 	uint32_t g0 = gran_of(s->eoff), g1 = gran_of(s->eoff + s->len - 1);
 	bool remap = s->kind == SK_ALLOC || s->kind == SK_COW;
-	uint16_t need = remap ? REC_MAP_LEN + REC_VALID_LEN + 4 : REC_VALID_LEN;
+	uint32_t need = remap ? REC_MAP_LEN + REC_VALID_LEN + 4 : REC_VALID_LEN;
 	bool src = !remap && pool_hydr(p, s->pext);
 	if (src)
 		need += REC_HYDRATED_LEN + 4;
-	if (!vjournal_can_append(p->j, need)) {
-		s->jw.fn = sub_log;
-		s->jw.arg = s;
-		vjournal_wait_room(p->j, &s->jw);
-		return;
-	}
+	if (data_len)
+		need += pool_redo_record_len(data_len) + 4u;
+	if (!vjournal_can_append(p->j, (uint16_t)need))
+		return -EAGAIN;
 	int rc = 0;
 	uint8_t flags = REC_MAP_NEW_EMPTY;
 	/* Redirect-on-write: the shared extent stays the source of what was not written. */
@@ -540,17 +570,96 @@ static void sub_log(void *arg, int res)
 	if (remap)
 		rc = pool_log_map(p, rq->v, s->vext, s->pext + 1, flags);
 	if (rc == 0)
-		rc = pool_log_valid(p, s->pext, g0, g1 - g0 + 1, true);
+		rc = data_len ? pool_log_valid_redo(p, s->pext, g0, g1 - g0 + 1)
+			      : pool_log_valid(p, s->pext, g0, g1 - g0 + 1, true);
 	/* Writes filled in everything the source still provided: hydrated, nothing to copy. */
 	if (rc == 0 && src && pool_hydr_complete(p, s->pext))
 		rc = pool_log_hydrated(p, s->pext, pool_hydr_src(p, s->pext));
+	if (rc == 0 && data_len)
+		rc = pool_log_data(p, s->pext, s->redo_at, s->iov, s->niov, data_len);
+	/* -EAGAIN after admitting cannot happen; memory may run out: the pool stops. */
+	return rc == -EAGAIN ? -EIO : rc;
+}
+
+static void sub_log(void *arg, int res)
+{
+	struct psub *s = arg;
+	struct vpool *p = s->rq->p;
+	if (res < 0 || p->failed) {
+		sub_done(s, -EIO);
+		return;
+	}
+	int rc = sub_records(s, 0);
+	if (rc == -EAGAIN) {
+		s->jw.fn = sub_log;
+		s->jw.arg = s;
+		vjournal_wait_room(p->j, &s->jw);
+		return;
+	}
 	if (rc < 0) {
-		/* The journal refused after admitting (cannot happen) or memory ran out. */
 		p->failed = true;
 		sub_done(s, -EIO);
 		return;
 	}
 	s->jw.fn = sub_committed;
+	s->jw.arg = s;
+	vjournal_wait_commit(p->j, &s->jw);
+}
+
+/* ---- writes carried in the journal (redo.c): commit and home write at once */
+
+static void redo_part_done(struct psub *s, int err)
+{
+	if (err && !s->err)
+		s->err = err;
+	if (--s->redo_parts == 0)
+		sub_done(s, s->err ? -EIO : 0);
+}
+
+static void redo_committed(void *arg, int res) { redo_part_done(arg, res < 0 ? -EIO : 0); }
+
+static void sub_redo_fail(struct psub *s, int err)
+{
+	if (s->kind == SK_ALLOC || s->kind == SK_COW)
+		pool_unreserve(s->rq->p, s->pext);
+	sub_done(s, err);
+}
+
+static void sub_redo_log(void *arg, int res)
+{
+	struct psub *s = arg;
+	struct preq *rq = s->rq;
+	struct vpool *p = rq->p;
+	if (res < 0 || p->failed) {
+		sub_redo_fail(s, -EIO);
+		return;
+	}
+	/* The home write's operations must be there before anything is logged. */
+	size_t npio = ((size_t)s->niov + MAX_IOV_PER_OP - 1) / MAX_IOV_PER_OP;
+	if (rq->pio_used + npio > rq->pio_cap) {
+		sub_redo_fail(s, -ENOMEM);
+		return;
+	}
+	int rc = sub_records(s, (uint32_t)iov_total(s->iov, s->niov));
+	if (rc == -EAGAIN) {
+		s->jw.fn = sub_redo_log;
+		s->jw.arg = s;
+		vjournal_wait_room(p->j, &s->jw);
+		return;
+	}
+	if (rc < 0) {
+		p->failed = true;
+		sub_done(s, -EIO);
+		return;
+	}
+	/* Logged and applied in memory (under the extent lock): the bytes' durable copy is
+	 * the journal's from now until the next checkpoint; the home write makes them
+	 * visible to reads. */
+	s->redo_logged = true;
+	s->redo_parts = 2;
+	p->redo_inflight++;
+	sub_submit(s, pool_ext_off(p, s->pext) + s->redo_at, true); /* room checked above */
+	s->jw.fn = redo_committed;
 	s->jw.arg = s;
 	vjournal_wait_commit(p->j, &s->jw);
 }
@@ -564,6 +673,14 @@ static void sub_io_done(void *arg, int res)
 		s->err = res;
 	if (--s->io_pending)
 		return;
+	if (s->redo_logged) {
+		/* A home write carried in the journal: visible now, durable at the checkpoint. */
+		pool_redo_home_done(rq->p);
+		if (s->err)
+			rq->p->failed = true; /* memory says the bytes are there: stop the pool */
+		redo_part_done(s, s->err);
+		return;
+	}
 	if (s->err) {
 		if (s->kind == SK_ALLOC || s->kind == SK_COW)
 			pool_unreserve(rq->p, s->pext);
@@ -629,7 +746,7 @@ static bool caw_compared_equal(struct preq *rq)
 		free(s->bounce[1]);
 		s->bounce[0] = s->bounce[1] = NULL;
 		s->pext = s->src_pext = 0;
-		s->prereading = s->runs = false;
+		s->prereading = s->runs = s->redo = s->redo_logged = false;
 		free(s->runs_mem);
 		s->runs_mem = NULL;
 		s->iov = NULL;

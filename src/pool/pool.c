@@ -32,6 +32,21 @@ static int fill_random(void *buf, size_t len)
 
 static uint32_t bm_words_for(uint32_t gran_per_ext) { return (gran_per_ext + 63) / 64; }
 
+static int zero_journal(struct vblk *dev, const struct vsb *sb)
+{
+	const size_t chunk = 1u << 20;
+	uint8_t *z = vblk_alloc_buf(chunk); /* zeroed */
+	if (!z)
+		return -ENOMEM;
+	int rc = 0;
+	for (uint64_t o = 0; o < sb->journal_size && rc == 0; o += chunk) {
+		size_t n = sb->journal_size - o < chunk ? (size_t)(sb->journal_size - o) : chunk;
+		rc = vblk_pwrite_sync(dev, z, n, sb->journal_off + o, VBLK_META);
+	}
+	free(z);
+	return rc < 0 ? rc : vblk_flush_sync(dev);
+}
+
 int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 {
 	uint64_t size = prm->size ? prm->size : dev->size;
@@ -111,6 +126,14 @@ int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 	 * cannot reserve anything (EOPNOTSUPP): nothing to do then. */
 	rc = vblk_allocate_sync(dev, 0, sb.data_off);
 	if (rc < 0 && rc != -EOPNOTSUPP) {
+		pool_blob_free(blob, len);
+		return rc;
+	}
+	/* The journal ring written once (zeros, no commit is valid): its commits are then
+	 * overwrites in the file, not first writes that also commit the file system's
+	 * block allocation (which a DSYNC write into reserved space does). */
+	rc = zero_journal(dev, &sb);
+	if (rc < 0) {
 		pool_blob_free(blob, len);
 		return rc;
 	}
@@ -200,6 +223,8 @@ static void pool_free_mem(struct vpool *p)
 		free(v);
 	hmap_free(&p->locks);
 	hmap_free(&p->unshared);
+	hmap_free(&p->redo_pending);
+	pool_redo_scan_free(p);
 	free(p->unsh);
 	pool_hydrator_free(p);
 	pool_preback_free(p);
@@ -251,7 +276,8 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 	p->partial = calloc((p->n_ext + 63) / 64 + 1, sizeof(uint64_t));
 	if (!p->refs || !p->partial || hmap_init(&p->validity, 64) < 0 ||
 	    hmap_init(&p->locks, 256) < 0 || hmap_init(&p->unshared, 16) < 0 ||
-	    hmap_init(&p->hydr, 16) < 0 || pool_hydrator_init(p) < 0 || pool_preback_init(p) < 0) {
+	    hmap_init(&p->hydr, 16) < 0 || hmap_init(&p->redo_pending, 64) < 0 ||
+	    pool_hydrator_init(p) < 0 || pool_preback_init(p) < 0) {
 		pool_free_mem(p);
 		return -ENOMEM;
 	}
@@ -265,11 +291,17 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 	}
 	struct vj_replay_result res;
 	p->replaying = true;
-	rc = vjournal_replay(dev, &p->sb, pool_replay_record, p, &res);
+	rc = pool_redo_scan(p, dev); /* which DATA records are still live (redo.c) */
+	if (rc == 0)
+		rc = vjournal_replay(dev, &p->sb, pool_replay_record, p, &res);
+	else
+		memset(&res, 0, sizeof(res));
+	pool_redo_scan_free(p);
 	p->replaying = false;
 	if (rep) {
 		rep->commits = res.commits;
 		rep->records = res.records;
+		rep->data_bytes = p->redo_replayed;
 		if (rc < 0)
 			snprintf(rep->error, sizeof(rep->error),
 				 "journal commit %llu (record %llu of the replay): %s",

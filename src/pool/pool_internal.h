@@ -33,12 +33,16 @@ enum {
 	REC_VOL_DELETE = 5, /* a volume and all its references go */
 	REC_SHARE = 6,      /* n map entries of one volume copied to another (refcounts follow) */
 	REC_HYDRATED = 7,   /* a redirected extent holds all its data: its source reference goes */
+	REC_DATA = 8,       /* a small write's bytes, carried in the journal (redo.c) */
 };
 #define REC_MAP_NEW_EMPTY 0x1 /* flags: the new extent starts with no valid granule */
 /* flags: redirect-on-write. The new extent's granules that are not valid read from the old
  * one (its "source"), which keeps this map entry's reference until REC_HYDRATED. */
 #define REC_MAP_ROW 0x2
 #define REC_VALID_SET 0x1     /* flags: set (else clear) */
+/* flags: set by a write whose bytes follow in a DATA record: older DATA bytes of these
+ * granules stay live (the new ones may cover only part of a granule; redo.c) */
+#define REC_VALID_REDO 0x2
 
 /* Bound on references so the checkpoint area always fits (checked by sharing ops). */
 #define POOL_MAX_REFS_PER_EXTENT_AVG 4
@@ -75,6 +79,7 @@ struct pend_free {
 };
 
 struct ckpt_state;
+struct redo_scan;
 
 /*
  * Every request in flight is on the pool's list, so that vpool_abandon()
@@ -126,6 +131,14 @@ struct vpool {
 	uint64_t fg_last_ns; /* vclock_ns of the last data request's completion (hydrator pace) */
 	struct pool_req *reqs; /* the requests in flight */
 	struct vpool_ctx *ctxs; /* callers' contexts (vpool_ctx_track) */
+	/* redo.c: extents with DATA records since the last checkpoint (pext -> 1) */
+	struct hmap redo_pending;
+	unsigned redo_inflight;        /* home writes of DATA records in flight */
+	struct vio_op *redo_ckpt_wait; /* run when redo_inflight reaches 0 */
+	struct vio_op *redo_then;      /* the checkpoint's continuation */
+	struct vio_op redo_wait_op, redo_flush_op;
+	struct redo_scan *redo_scan;   /* open: the first pass over the journal */
+	uint64_t redo_replayed;        /* bytes written home by replay */
 	bool replaying;
 	bool failed;
 	bool readonly;
@@ -171,6 +184,20 @@ void pool_preback_kick(struct vpool *p);  /* after reservations, frees, growth *
 void pool_preback_stop(struct vpool *p);  /* closing */
 bool pool_preback_busy(const struct vpool *p);
 void pool_preback_unstall(struct vpool *p); /* space may be there again */
+
+/* redo.c: small writes carried in the journal */
+#define POOL_REDO_MAX (32u * 1024) /* bytes of one write's part in one extent */
+uint16_t pool_redo_record_len(uint32_t len);
+bool pool_redo_pending(const struct vpool *p, uint64_t pext);
+int pool_log_valid_redo(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n);
+int pool_log_data(struct vpool *p, uint64_t pext, uint32_t eoff, const struct iovec *iov,
+		  int iovcnt, uint32_t len);
+int pool_redo_scan(struct vpool *p, struct vblk *dev); /* open: before the replay */
+void pool_redo_scan_free(struct vpool *p);
+int pool_apply_data(struct vpool *p, const uint8_t *b, uint16_t len);
+void pool_redo_home_done(struct vpool *p);
+void pool_redo_before_ckpt(struct vpool *p, struct vio_op *then);
+void pool_redo_retired(struct vpool *p);
 
 /* validity.c */
 uint64_t *pool_validity(const struct vpool *p, uint64_t pext); /* NULL = fully valid */

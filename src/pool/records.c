@@ -14,11 +14,12 @@
  * Payloads (little endian):
  *   VOL_CREATE: idx u16, block_size u32, size u64, naa[16], serial[33], name_len u8, name
  *   MAP:        idx u16, pad u16, vext u64, old pext+1 u64, new pext+1 u64   (flags: NEW_EMPTY)
- *   VALID:      pext u64, first granule u32, count u32                     (flags: SET)
+ *   VALID:      pext u64, first granule u32, count u32            (flags: SET, REDO)
  *   VOL_RESIZE: idx u16, pad u16, new size u64 (grow only)
  *   VOL_DELETE: idx u16 (every map entry dropped, refcounts follow, slot freed)
  *   SHARE:      src idx u16, dst idx u16, src vext u64, dst vext u64, count u64
  *   HYDRATED:   pext u64, source pext u64
+ *   DATA:       pext u64, offset u32, length u32, bytes (a small write, redo.c)
  * MAP with the ROW flag (always with NEW_EMPTY) is a redirect-on-write: the
  * old extent keeps the entry's reference as the new extent's source until a
  * HYDRATED record (hydrate.c) drops it.
@@ -268,6 +269,8 @@ int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *b,
 		if (len != REC_HYDRATED_LEN)
 			return -EUCLEAN;
 		return pool_apply_hydrated(p, get64(b), get64(b + 8));
+	case REC_DATA:
+		return pool_apply_data(p, b, len); /* redo.c */
 	case REC_VOL_RESIZE:
 		if (len != REC_VOL_RESIZE_LEN)
 			return -EUCLEAN;
@@ -309,15 +312,26 @@ int pool_log_hydrated(struct vpool *p, uint64_t pext, uint64_t src)
 	return pool_apply_hydrated(p, pext, src);
 }
 
-int pool_log_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set)
+static int log_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, uint8_t flags)
 {
-	uint8_t *b = append(p, REC_VALID, set ? REC_VALID_SET : 0, REC_VALID_LEN);
+	bool set = flags & REC_VALID_SET;
+	uint8_t *b = append(p, REC_VALID, flags, REC_VALID_LEN);
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
 	put64(b, pext);
 	put32(b + 8, g0);
 	put32(b + 12, n);
 	return pool_apply_valid(p, pext, g0, n, set);
+}
+
+int pool_log_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set)
+{
+	return log_valid(p, pext, g0, n, set ? REC_VALID_SET : 0);
+}
+
+int pool_log_valid_redo(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n)
+{
+	return log_valid(p, pext, g0, n, REC_VALID_SET | REC_VALID_REDO);
 }
 
 int pool_log_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,

@@ -154,6 +154,7 @@ struct suite {
 	uint64_t row_writes, row_overwrites, shared_drops, shared_unmap_partial,
 		ws_zero_shared_partial, source_deletes, recycles, shared_after_recovery;
 	uint64_t hydrating_after_recovery, hydrated_seen, reopens_hydrating, hyd_pauses;
+	uint64_t redo_recoveries; /* recoveries that wrote journal-carried writes home */
 	uint64_t grows; /* online pool growths (vpool_grow) */
 };
 
@@ -1197,6 +1198,9 @@ static void one_point(struct suite *s)
 	for (int i = 0; i < QD; i++)
 		s->q[i].used = false;
 	s->nq = 0;
+	struct vpool_open_report rep;
+	simhost_last_recovery(s->h, &rep);
+	s->redo_recoveries += rep.data_bytes > 0;
 	/* A copy in flight may or may not have shared: nothing is certain any more. */
 	for (int i = 0; i < NVOL; i++)
 		memset(s->v[i].grp, 0, s->v[i].next * sizeof(uint32_t));
@@ -1262,6 +1266,8 @@ int main(int argc, char **argv)
 	       s.row_writes, s.row_overwrites, s.shared_drops, s.shared_unmap_partial,
 	       s.ws_zero_shared_partial, s.recycles, s.source_deletes, s.shared_after_recovery,
 	       s.hydrated_seen, s.hydrating_after_recovery, s.reopens_hydrating, s.grows);
+	printf("crash_suite: %" PRIu64 " recoveries wrote small writes carried in the journal home\n",
+	       s.redo_recoveries);
 	/* The workload must have exercised what it claims to (a suite that cannot fail is no test). */
 	struct {
 		const char *what;
@@ -1291,6 +1297,7 @@ int main(int argc, char **argv)
 		{"clean reopen with hydration pending (checkpointed)", s.reopens_hydrating},
 		{"hydration paused", s.hyd_pauses},
 		{"pool grown online", s.grows},
+		{"small writes carried in the journal written home by a recovery", s.redo_recoveries},
 	};
 	for (size_t i = 0; s.points >= 100 && i < sizeof(need) / sizeof(need[0]); i++)
 		if (!need[i].n)

@@ -41,6 +41,7 @@ struct simhost {
 	enum simhost_io io;
 	uint64_t seed;
 	uint64_t backing_limit; /* crashsim: simulated full file system (0: none) */
+	struct vpool_open_report last_recovery; /* simhost_crash's pool open */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
 	bool bench_skip_reserve; /* io=uring: simhost_bench_skip_reserve (benchmarks only) */
 	bool hyd_paused;         /* simhost_hydration: kept across reopen and crash */
@@ -611,7 +612,8 @@ int simhost_crash(struct simhost *h)
 	vio_op_init(&h->wake_op, wake_cb, h);
 	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
 	vblk_crashsim_power_on(h->dev, h->r);
-	rc = vpool_open(h->dev, &h->pool);
+	memset(&h->last_recovery, 0, sizeof(h->last_recovery));
+	rc = vpool_open_ex(h->dev, 0, &h->pool, &h->last_recovery);
 	if (rc == 0)
 		rc = bring_all_luns(h);
 	if (rc == 0 && h->threshold_pct)
@@ -619,6 +621,11 @@ int simhost_crash(struct simhost *h)
 	if (rc == 0)
 		rc = engine_start(h);
 	return rc;
+}
+
+void simhost_last_recovery(const struct simhost *h, struct vpool_open_report *rep)
+{
+	*rep = h->last_recovery;
 }
 
 int simhost_arm_crash(struct simhost *h, uint64_t n)

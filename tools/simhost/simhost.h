@@ -76,6 +76,9 @@ void simhost_result_free(struct simhost_result *r);
 int simhost_reopen(struct simhost *h);
 /* crashsim only: power loss now; commands in flight are lost; recover and re-attach. */
 int simhost_crash(struct simhost *h);
+/* What the last simhost_crash's recovery replayed (journal commits, records, bytes of
+ * journal-carried writes written home again). */
+void simhost_last_recovery(const struct simhost *h, struct vpool_open_report *rep);
 /* crashsim only: arm a crash at the n-th write/flush from now (the engine keeps running). */
 int simhost_arm_crash(struct simhost *h, uint64_t n);
 bool simhost_crashed(const struct simhost *h);

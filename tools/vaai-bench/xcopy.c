@@ -932,8 +932,8 @@ static int bench_first_write(struct xb *x)
 	}
 	if (rc == 0) {
 		double mc = median(cw, n), mo = median(ow, n), ma = median(aw, n);
-		fprintf(stderr, "# reference: 4 KiB write into an unmapped extent (new extent, data, "
-				"MAP+VALID commit): median %.0f us, %.2fx the overwrite\n",
+		fprintf(stderr, "# reference: 4 KiB write into an unmapped extent (new extent; MAP+VALID+"
+				"DATA commit with the home write): median %.0f us, %.2fx the overwrite\n",
 			ma, mo > 0 ? ma / mo : 0);
 		printf("first_write_into_clone latency_ratio_vs_overwrite=%.2f clone_write_us=%.0f "
 		       "overwrite_us=%.0f samples=%u backing=%s\n",

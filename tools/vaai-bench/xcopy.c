@@ -34,14 +34,15 @@
  *  2. xcopy_240m_command_latency_us: one EXTENDED COPY of 8 segments of
  *     30 MiB from src to lat, alone in flight, submit to completion; lat is
  *     deallocated (untimed) before each of --lat-reps repetitions; median.
- *  3. first_write_into_clone: per sample, 4 KiB WRITE(16)s at queue depth 1,
- *     in an order rotating from sample to sample: one into a distinct, still
- *     shared extent of xdst (a random granule of it: redirect-on-write), one
- *     overwriting a random 4 KiB block of hdst (private, allocated, fully
- *     written), and, as a reference printed on stderr, one into a distinct
- *     unmapped extent of "fresh" (an allocating write); ratio of the medians
- *     of the first two. The first few cloned extents are read back whole and
- *     checked.
+ *  3. first_write_into_clone: 4 KiB WRITE(16)s at queue depth 1 of three
+ *     kinds: into a distinct, still shared extent of xdst (a random granule
+ *     of it: redirect-on-write), overwriting a random 4 KiB block of hdst
+ *     (private, allocated, fully written), and, as a reference printed on
+ *     stderr, into a distinct unmapped extent of "fresh" (an allocating
+ *     write); in blocks of 10 counted writes of one kind after one uncounted
+ *     (the kinds' order rotating; see bench_first_write for why); ratio of
+ *     the medians of the first two. The first few cloned extents are read
+ *     back whole and checked.
  * Finally the pool's invariant checks run on the live pool (vpool_verify).
  * Any mismatch or failed check exits 1; --inject-mismatch (for the smoke
  * test) overwrites 4 KiB of xdst before the verification, which must fail.
@@ -878,15 +879,31 @@ static int make_thick(struct xb *x, const char *path)
 	return rc;
 }
 
-/* 3. first_write_into_clone: xdst is still entirely shared with src (bench_copy). */
+/*
+ * 3. first_write_into_clone: xdst is still entirely shared with src (bench_copy).
+ * Writes go in blocks of FW_BLOCK + 1 of one kind (clone, overwrite, allocating;
+ * the kinds' order rotating from round to round); the first write of a block is
+ * timed but not counted. So each counted write follows a write of its own kind
+ * and pays what that one left to the next durable write: a write that is
+ * durable through the journal leaves its home write in the device cache and, on
+ * a sparse file, ext4's allocation of never-written file space uncommitted --
+ * the next O_DSYNC write into the file commits it. Interleaving the kinds one
+ * by one would bill that to the overwrites.
+ */
+#define FW_BLOCK 10
+
 static int bench_first_write(struct xb *x)
 {
 	const struct xcfg *c = x->c;
 	uint64_t n_ext = c->size / EXTENT, rs = SEED ^ 0xF1F1;
-	unsigned n = c->samples < n_ext ? c->samples : (unsigned)n_ext;
+	/* clone and allocating writes each use a distinct extent, warm-ups included */
+	uint64_t max_n = n_ext > FW_BLOCK + 1 ? n_ext - (n_ext + FW_BLOCK) / (FW_BLOCK + 1) : 0;
+	unsigned n = c->samples < max_n ? c->samples : (unsigned)max_n;
 	if (n < c->samples)
 		fprintf(stderr, "# first write: %u samples (xdst has %llu extents)\n", n,
 			(unsigned long long)n_ext);
+	if (!n)
+		return -EINVAL;
 	uint32_t *order = malloc(n_ext * sizeof(*order));
 	double *cw = calloc(n, sizeof(double)), *ow = calloc(n, sizeof(double)),
 	       *aw = calloc(n, sizeof(double));
@@ -902,31 +919,48 @@ static int bench_first_write(struct xb *x)
 	}
 	if (rc == 0)
 		settle(c);
-	for (unsigned i = 0; i < n && rc == 0; i++) {
-		uint64_t coff = (uint64_t)order[i] * EXTENT + bench_rand(&rs) % (EXTENT / SMALL_IO) * SMALL_IO;
-		uint64_t ooff = bench_rand(&rs) % (c->size / SMALL_IO) * SMALL_IO;
-		pattern(data, coff, SMALL_IO, SEED + 1 + i);
-		/* clone, overwrite, allocation (reference, stderr), in an order rotating by sample */
-		static const int lun[3] = {LUN_XDST, LUN_HDST, LUN_FRESH};
-		static const char *const what[3] = {"WRITE(16) into a clone", "WRITE(16) overwrite",
-						    "WRITE(16) allocating"};
-		uint64_t off[3] = {coff, ooff, (uint64_t)i * EXTENT + (coff % EXTENT)};
-		double *us[3] = {&cw[i], &ow[i], &aw[i]};
+	static const int lun[3] = {LUN_XDST, LUN_HDST, LUN_FRESH};
+	static const char *const what[3] = {"WRITE(16) into a clone", "WRITE(16) overwrite",
+					    "WRITE(16) allocating"};
+	double *us[3] = {cw, ow, aw};
+	unsigned used[3] = {0, 0, 0}; /* writes done per kind, warm-ups included */
+	unsigned checked = 0;
+	for (unsigned round = 0; round * FW_BLOCK < n && rc == 0; round++) {
+		unsigned cnt = n - round * FW_BLOCK < FW_BLOCK ? n - round * FW_BLOCK : FW_BLOCK;
 		for (unsigned k = 0; k < 3 && rc == 0; k++) {
-			unsigned t = (i + k) % 3;
-			uint8_t cdb[16];
-			sb_rw16_cdb(cdb, 0x8a, off[t] / x->bs, SMALL_IO / x->bs);
-			rc = cmd_sync(x, lun[t], cdb, 16, data, SMALL_IO, NULL, 0, us[t], what[t]);
-		}
-		/* The first few redirected extents, read back whole: the new 4 KiB, the source elsewhere. */
-		if (rc == 0 && i < 4) {
-			uint64_t base = (uint64_t)order[i] * EXTENT;
-			pattern(want, base, EXTENT, SEED);
-			memcpy(want + (coff - base), data, SMALL_IO);
-			if ((rc = read_sync(x, LUN_XDST, base, EXTENT, ext)) == 0 && memcmp(ext, want, EXTENT)) {
-				fprintf(stderr, "vaai-bench xcopy: MISMATCH: extent %u of xdst after a 4 KiB "
-						"write into it (redirect-on-write)\n", order[i]);
-				rc = 1;
+			unsigned t = (round + k) % 3;
+			for (unsigned b = 0; b <= cnt && rc == 0; b++) {
+				unsigned u = used[t]++;
+				uint64_t off;
+				if (t == 0) /* a random granule of a distinct, still shared extent */
+					off = (uint64_t)order[u] * EXTENT +
+					      bench_rand(&rs) % (EXTENT / SMALL_IO) * SMALL_IO;
+				else if (t == 1) /* a random 4 KiB block of hdst (private, written) */
+					off = bench_rand(&rs) % (c->size / SMALL_IO) * SMALL_IO;
+				else /* a distinct unmapped extent */
+					off = (uint64_t)u * EXTENT + bench_rand(&rs) % (EXTENT / SMALL_IO) * SMALL_IO;
+				pattern(data, off, SMALL_IO, SEED + 1 + u);
+				uint8_t cdb[16];
+				sb_rw16_cdb(cdb, 0x8a, off / x->bs, SMALL_IO / x->bs);
+				double lat = 0;
+				rc = cmd_sync(x, lun[t], cdb, 16, data, SMALL_IO, NULL, 0, &lat, what[t]);
+				if (b > 0)
+					us[t][round * FW_BLOCK + b - 1] = lat;
+				/* The first few redirected extents, read back whole: the new 4 KiB, the
+				 * source elsewhere. */
+				if (rc == 0 && t == 0 && checked < 4) {
+					checked++;
+					uint64_t base = (uint64_t)order[u] * EXTENT;
+					pattern(want, base, EXTENT, SEED);
+					memcpy(want + (off - base), data, SMALL_IO);
+					if ((rc = read_sync(x, LUN_XDST, base, EXTENT, ext)) == 0 &&
+					    memcmp(ext, want, EXTENT)) {
+						fprintf(stderr, "vaai-bench xcopy: MISMATCH: extent %u of xdst after "
+								"a 4 KiB write into it (redirect-on-write)\n",
+							order[u]);
+						rc = 1;
+					}
+				}
 			}
 		}
 	}
@@ -1083,7 +1117,9 @@ int bench_xcopy_main(int argc, char **argv)
 	snprintf(pool, sizeof(pool), "%s/xcopy.pool", c.dir);
 	unlink(pool);
 	/* src + hdst + two extents per first-write sample (redirect, allocation) + metadata room. */
-	uint64_t redirects = c.samples < c.size / EXTENT ? c.samples : c.size / EXTENT;
+	/* first-write blocks: one uncounted write per FW_BLOCK counted ones */
+	uint64_t fw = (uint64_t)c.samples + c.samples / FW_BLOCK + FW_BLOCK + 1;
+	uint64_t redirects = fw < c.size / EXTENT ? fw : c.size / EXTENT;
 	uint64_t psize = x.fill + c.size + 2 * redirects * EXTENT + (512ull << 20);
 	struct vpool_params prm = {.extent_size = EXTENT};
 	char err[512] = "";

@@ -76,9 +76,10 @@ struct vd_pools {
 /* Open (creating a missing file as a sparse pool) every configured pool. */
 int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreactor *r, char *err,
 		  size_t errlen);
-/* Create a new pool file and add it (vaaictl pool create). */
+/* Create a pool and add it (vaaictl pool create): a new sparse file; with force,
+ * an existing block device or file that holds no vaaid pool, formatted in place. */
 int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, const char *path,
-		   uint64_t size, uint32_t extent, char *err, size_t errlen);
+		   uint64_t size, uint32_t extent, bool force, char *err, size_t errlen);
 struct vd_pool *vd_pool_find(struct vd_pools *ps, const char *name);
 void vd_pools_close(struct vd_pools *ps);
 

@@ -149,10 +149,14 @@ static int remember_pool(struct vd_control *c, const char *name, const char *pat
 	return rc;
 }
 
+/* pool create NAME PATH SIZE [EXTENT] [force] */
 static json_object *pool_create(struct vd_control *c, char **tok, int nt)
 {
+	bool force = nt >= 6 && !strcmp(tok[nt - 1], "force");
+	if (force)
+		nt--;
 	if (nt < 5 || nt > 6)
-		return err_obj("usage: pool create NAME PATH SIZE [EXTENT]%s", "");
+		return err_obj("usage: pool create NAME PATH SIZE [EXTENT] [force]%s", "");
 	uint64_t size, extent = 0;
 	if (vparse_size(tok[4], &size) < 0 || size == 0)
 		return err_obj("bad size '%s' (e.g. 100G)", tok[4]);
@@ -160,7 +164,7 @@ static json_object *pool_create(struct vd_control *c, char **tok, int nt)
 			extent < VPOOL_MIN_EXTENT || extent > VPOOL_MAX_EXTENT))
 		return err_obj("bad extent size '%s' (a power of two from 64K to 16M)", tok[5]);
 	char err[1200];
-	int rc = vd_pool_create(c->pools, c->r, tok[2], tok[3], size, (uint32_t)extent, err,
+	int rc = vd_pool_create(c->pools, c->r, tok[2], tok[3], size, (uint32_t)extent, force, err,
 				sizeof(err));
 	if (rc < 0)
 		return err_obj("%s", err);

@@ -1,14 +1,22 @@
 /*
  * The daemon's pools: open every configured pool at start (a missing file is
- * created sparse and formatted), create new ones on request, close at exit.
+ * created sparse and formatted), create new ones on request (a new sparse
+ * file; with force, also an existing block device or file that holds no
+ * vaaid pool and is not in use), close at exit.
  */
+#include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "vaaid/daemon.h"
+#include "vaaid/io.h"
+#include "vaaid/meta.h"
 #include "vaaid/util.h"
 
 struct vd_pool *vd_pool_find(struct vd_pools *ps, const char *name)
@@ -105,8 +113,79 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 	return 0;
 }
 
+/* Does the store hold a vaaid superblock (either copy, valid or not)? */
+static int holds_pool(struct vblk *dev, bool *yes)
+{
+	uint8_t *b = vblk_alloc_buf(2 * VSB_SIZE);
+	if (!b)
+		return -ENOMEM;
+	int rc = dev->size >= 2 * VSB_SIZE ? vblk_pread_sync(dev, b, 2 * VSB_SIZE, 0) : 0;
+	uint64_t m0, m1;
+	memcpy(&m0, b, 8);
+	memcpy(&m1, b + VSB_SIZE, 8);
+	*yes = rc == 0 && (le64toh(m0) == VSB_MAGIC || le64toh(m1) == VSB_MAGIC);
+	free(b);
+	return rc;
+}
+
+/*
+ * pool create --force on an existing path: a block device or a file (e.g.
+ * written in full beforehand, so that first writes are overwrites for the file
+ * system), at least `size` bytes, not in use (a block device is opened
+ * exclusively: mounted or held by someone else -> refused), holding no vaaid
+ * pool (even a damaged one). Formatted in place; never unlinked on failure.
+ */
+static int format_existing(struct vd_pool *vp, struct vreactor *r, const struct stat *st,
+			   uint64_t size, uint32_t extent, char *err, size_t errlen)
+{
+	if (!S_ISREG(st->st_mode) && !S_ISBLK(st->st_mode)) {
+		snprintf(err, errlen, "%s is neither a block device nor a regular file", vp->path);
+		return -EINVAL;
+	}
+	if (S_ISBLK(st->st_mode)) {
+		int fd = open(vp->path, O_RDONLY | O_EXCL | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			snprintf(err, errlen, "%s cannot be opened exclusively (%s): in use?", vp->path,
+				 strerror(e));
+			return -e;
+		}
+		close(fd);
+	}
+	int rc = vblk_uring_open(r, vp->path, 0, &vp->dev);
+	if (rc < 0) {
+		snprintf(err, errlen, "pool '%s': cannot open %s: %s", vp->name, vp->path, strerror(-rc));
+		return rc;
+	}
+	bool pool = false;
+	if (vp->dev->size < size) {
+		snprintf(err, errlen, "%s has %llu bytes, fewer than the pool size %llu", vp->path,
+			 (unsigned long long)vp->dev->size, (unsigned long long)size);
+		rc = -ENOSPC;
+	} else if ((rc = holds_pool(vp->dev, &pool)) < 0) {
+		snprintf(err, errlen, "%s cannot be read: %s", vp->path, strerror(-rc));
+	} else if (pool) {
+		snprintf(err, errlen, "%s holds a vaaid pool: pool create never overwrites a pool "
+				      "(wipe its first 8 KiB to reuse it)", vp->path);
+		rc = -EEXIST;
+	} else {
+		struct vpool_params prm = {.size = size, .extent_size = extent};
+		rc = vpool_format(vp->dev, &prm);
+		if (rc < 0)
+			snprintf(err, errlen, "pool '%s': cannot format %s: %s", vp->name, vp->path,
+				 strerror(-rc));
+	}
+	vblk_close(vp->dev);
+	vp->dev = NULL;
+	if (rc < 0)
+		return rc;
+	vlog_info(vp->name, "pool %s created on the existing %s %s, %llu bytes", vp->name,
+		  S_ISBLK(st->st_mode) ? "block device" : "file", vp->path, (unsigned long long)size);
+	return open_one(vp, r, err, errlen);
+}
+
 int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, const char *path,
-		   uint64_t size, uint32_t extent, char *err, size_t errlen)
+		   uint64_t size, uint32_t extent, bool force, char *err, size_t errlen)
 {
 	struct stat st;
 	if (!vd_valid_name(name, VD_POOL_NAME_MAX)) {
@@ -121,9 +200,20 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 		snprintf(err, errlen, "pool path '%s' must be an absolute path", path);
 		return -EINVAL;
 	}
-	if (stat(path, &st) == 0) {
-		snprintf(err, errlen, "%s already exists (pool create never overwrites)", path);
+	bool exists = stat(path, &st) == 0;
+	if (exists && !force) {
+		snprintf(err, errlen, "%s already exists (pool create never overwrites; --force "
+				      "formats an existing block device or file that holds no pool)", path);
 		return -EEXIST;
+	}
+	for (unsigned i = 0; exists && i < ps->n; i++) {
+		struct stat o;
+		if (stat(ps->p[i].path, &o) == 0 &&
+		    (S_ISBLK(st.st_mode) ? S_ISBLK(o.st_mode) && o.st_rdev == st.st_rdev
+					 : o.st_dev == st.st_dev && o.st_ino == st.st_ino)) {
+			snprintf(err, errlen, "%s is the store of pool '%s'", path, ps->p[i].name);
+			return -EEXIST;
+		}
 	}
 	if (ps->n >= VD_MAX_POOLS) {
 		snprintf(err, errlen, "too many pools (at most %d)", VD_MAX_POOLS);
@@ -133,7 +223,8 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 	memset(vp, 0, sizeof(*vp));
 	snprintf(vp->name, sizeof(vp->name), "%s", name);
 	snprintf(vp->path, sizeof(vp->path), "%s", path);
-	int rc = create_one(vp, r, size, extent, err, errlen);
+	int rc = exists ? format_existing(vp, r, &st, size, extent, err, errlen)
+			: create_one(vp, r, size, extent, err, errlen);
 	if (rc == 0)
 		ps->n++;
 	return rc;

@@ -2,7 +2,7 @@
  * vaaictl: the admin CLI of vaaid, over its control socket (root only).
  *
  *   vaaictl [--socket PATH] [--json] status
- *   vaaictl pool create NAME PATH SIZE [--extent SIZE]
+ *   vaaictl pool create NAME PATH SIZE [--extent SIZE] [--force]
  *   vaaictl pool grow NAME SIZE
  *   vaaictl pool list | volume list
  *   vaaictl volume delete POOL/VOLUME
@@ -36,9 +36,12 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: vaaictl [--socket PATH] [--json] status\n"
 		"       vaaictl [--socket PATH] [--json] pool list | volume list\n"
-		"       vaaictl [--socket PATH] pool create NAME PATH SIZE [--extent SIZE]\n"
+		"       vaaictl [--socket PATH] pool create NAME PATH SIZE [--extent SIZE] [--force]\n"
 		"       vaaictl [--socket PATH] pool grow NAME SIZE\n"
-		"       vaaictl [--socket PATH] volume delete POOL/VOLUME\n");
+		"       vaaictl [--socket PATH] volume delete POOL/VOLUME\n"
+		"pool create makes PATH a new sparse file; with --force PATH may also be an\n"
+		"existing block device or file (at least SIZE bytes, not in use, holding no\n"
+		"vaaid pool), which is then formatted: its data is lost.\n");
 	return 2;
 }
 
@@ -209,19 +212,26 @@ int main(int argc, char **argv)
 		pools = false;
 	} else if (n >= 5 && !strcmp(a[0], "pool") && !strcmp(a[1], "create")) {
 		uint64_t size, ext = 0;
+		bool force = false;
 		if (vparse_size(a[4], &size) < 0 || size == 0) {
 			fprintf(stderr, "vaaictl: bad size '%s' (e.g. 100G)\n", a[4]);
 			return 2;
 		}
-		if (n == 7 && !strcmp(a[5], "--extent")) {
-			if (vparse_size(a[6], &ext) < 0 || !vis_pow2(ext) || ext < (64u << 10) ||
-			    ext > (16u << 20)) {
-				fprintf(stderr, "vaaictl: bad extent size '%s' (a power of two, 64K..16M)\n",
-					a[6]);
-				return 2;
+		for (int k = 5; k < n; k++) {
+			if (!strcmp(a[k], "--force") && !force) {
+				force = true;
+			} else if (!strcmp(a[k], "--extent") && k + 1 < n && !ext) {
+				k++;
+				if (vparse_size(a[k], &ext) < 0 || !vis_pow2(ext) || ext < (64u << 10) ||
+				    ext > (16u << 20)) {
+					fprintf(stderr,
+						"vaaictl: bad extent size '%s' (a power of two, 64K..16M)\n",
+						a[k]);
+					return 2;
+				}
+			} else {
+				return usage();
 			}
-		} else if (n != 5) {
-			return usage();
 		}
 		if (a[3][0] != '/') {
 			fprintf(stderr, "vaaictl: pool path '%s' must be absolute\n", a[3]);
@@ -231,6 +241,8 @@ int main(int argc, char **argv)
 		if (ext)
 			snprintf(line, sizeof(line), "pool create %s %s %" PRIu64 " %" PRIu64, a[2], a[3],
 				 size, ext);
+		if (force)
+			strncat(line, " force", sizeof(line) - strlen(line) - 1);
 	} else if (n == 4 && !strcmp(a[0], "pool") && !strcmp(a[1], "grow")) {
 		uint64_t size;
 		if (vparse_size(a[3], &size) < 0 || size == 0) {

@@ -1,0 +1,49 @@
+#!/bin/bash
+# vaaictl pool create on stores that already exist (--force):
+#  - without --force an existing file is refused and left untouched;
+#  - --force refuses a store smaller than SIZE, a directory, the store of a
+#    registered pool, and a copy of a pool (a vaaid superblock);
+#  - --force formats a file written in full beforehand (first writes are then
+#    overwrites for the file system) and a block device (a loop device here),
+#    and a LUN on the block-device pool keeps what is written through sd.
+# The loop device stays attached: the pools are registered in the state
+# directory, and later tests restart vaaid, which opens them again.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+refused() { # refused EXPECTED_TEXT ARGS...: vaaictl pool create ARGS fails naming EXPECTED_TEXT
+	local want=$1 out
+	shift
+	out=$("$VAAICTL" pool create "$@" 2>&1) && die "pool create $* succeeded: $out"
+	grep -qF -- "$want" <<<"$out" || die "pool create $*: expected '$want', got: $out"
+}
+
+pre=$STATE/pre.pool
+dd if=/dev/zero of="$pre" bs=1M count=64 oflag=direct status=none
+refused "already exists" pre "$pre" 64M
+refused "--force" pre "$pre" 64M
+cmp -s -n $((64 << 20)) "$pre" /dev/zero || die "a refused pool create changed $pre"
+refused "fewer than the pool size" pre "$pre" 128M --force
+mkdir -p "$STATE/adir"
+refused "neither a block device nor a regular file" dir "$STATE/adir" 64M --force
+"$VAAICTL" pool create pre "$pre" 64M --force >/dev/null || die "pool create --force on a file"
+"$VAAICTL" --json pool list | grep -q '"name":"pre"' || die "pool pre not listed"
+refused "is the store of pool 'pre'" pre2 "$pre" 64M --force
+cp "$pre" "$STATE/copy.pool"
+refused "holds a vaaid pool" copy "$STATE/copy.pool" 64M --force
+
+modprobe loop 2>/dev/null || true
+truncate -s 96M "$STATE/blk.img"
+dev=$(losetup -f --show "$STATE/blk.img") || die "losetup"
+[ -b "$dev" ] || die "no loop block device"
+"$VAAICTL" pool create blk "$dev" 64M --force >/dev/null || die "pool create --force on $dev"
+refused "is the store of pool 'blk'" blk2 "$dev" 64M --force
+read -r sg sd < <(lone_lun blk0 blk $((32 << 20)) 50014050aa1d040)
+head -c $((4 << 20)) /dev/urandom >"$OUT/blk.data"
+dd if="$OUT/blk.data" of="$sd" bs=1M seek=3 oflag=direct status=none || die "write to $sd"
+dd if="$sd" of="$OUT/blk.back" bs=1M skip=3 count=4 iflag=direct status=none || die "read $sd"
+cmp -s "$OUT/blk.data" "$OUT/blk.back" || die "data read back from the block-device pool differs"
+used=$("$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"blk"' | grep -o '"used":[0-9]*' |
+	cut -d: -f2)
+[ "${used:-0}" -ge $((4 << 20)) ] || die "pool blk: used ${used:-?} after writing 4 MiB"
+sg_turs "$sg" >/dev/null || die "TEST UNIT READY on blk0"
+log "pool create --force ok (file and $dev)"

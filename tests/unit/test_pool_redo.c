@@ -20,6 +20,8 @@
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
 
+#include "pool_test_wait.h"
+
 #define MIB (1024u * 1024)
 #define KIB 1024u
 #define POOL_SIZE (16 * MIB)
@@ -33,24 +35,7 @@ struct env {
 	uint64_t data_off;
 };
 
-struct wait {
-	bool done;
-	int res;
-};
-
-static void done_cb(void *arg, int res)
-{
-	struct wait *w = arg;
-	w->res = res;
-	w->done = true;
-}
-
-static int run(struct env *e, struct wait *w)
-{
-	while (!w->done)
-		assert_true(vreactor_run_once(e->r, -1) >= 0);
-	return w->res;
-}
+static int run(struct env *e, struct wait *w) { return wait_run(e->r, w); }
 
 static void vwrite(struct env *e, uint64_t off, const void *buf, size_t len)
 {

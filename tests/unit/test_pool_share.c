@@ -25,6 +25,8 @@
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
 
+#include "pool_test_wait.h"
+
 #define MIB (1024u * 1024)
 
 struct env {
@@ -33,24 +35,7 @@ struct env {
 	struct vpool *p;
 };
 
-struct wait {
-	bool done;
-	int res;
-};
-
-static void done_cb(void *arg, int res)
-{
-	struct wait *w = arg;
-	w->res = res;
-	w->done = true;
-}
-
-static int run(struct env *e, struct wait *w)
-{
-	while (!w->done)
-		assert_true(vreactor_run_once(e->r, -1) >= 0);
-	return w->res;
-}
+static int run(struct env *e, struct wait *w) { return wait_run(e->r, w); }
 
 static int vwrite(struct env *e, struct vvol *v, uint64_t off, const void *buf, size_t len)
 {

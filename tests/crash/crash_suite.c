@@ -35,9 +35,11 @@
  * acknowledged change (0 = zeros; else the id of the write that produced the
  * bytes plus the volume and sector it wrote them to -- a copy moves tokens),
  * at most one token in flight (the workload never has two overlapping
- * changes in flight, and never changes a copy's source while the copy runs:
- * a copy's destination gets the source's acknowledged tokens as of its
- * submission, and is "in flight" -- old or new content -- until acknowledged)
+ * changes in flight; a copy's destination gets the source's acknowledged
+ * tokens as of its submission, and is "in flight" -- old or new content --
+ * until acknowledged; a write may change a copy's source while the copy runs,
+ * and then the destination may hold that write's tokens instead, also once
+ * the copy is acknowledged -- the write landed before or after it)
  * and, after an UNMAP that may have met a shared extent, an alternative (an
  * UNMAP that only partly covers a shared extent leaves it as it is: UNMAP is
  * advisory). Every sector's content encodes its token, so after a crash each
@@ -100,6 +102,8 @@ struct vmodel {
 	uint64_t *acked; /* token of the last acknowledged content (0 = zeros) */
 	uint64_t *alt;   /* NONE, or another content an acknowledged advisory UNMAP allows */
 	uint64_t *pend;  /* token of the change in flight (0: zeroing), or NONE */
+	uint64_t *race;  /* a copy's destination: the token of a write to its source that the
+			    copy, in flight, may have taken instead of pend; or NONE */
 	uint8_t *rd;     /* copies in flight reading this sector */
 	bool *maybe_sh;  /* per extent: may be shared or redirected and not yet hydrated (a
 			    share of it was submitted since it was last rewritten whole or
@@ -115,6 +119,7 @@ struct cseg {
 	uint64_t mid_s, mid_d, mid_n; /* the shared middle (sectors, whole extents) */
 	uint64_t src_data;            /* bit k: source extent k of the middle held data */
 	bool copied_data;             /* a copied part whose source held data */
+	bool raced;                   /* its source was written while it was in flight */
 };
 
 struct inflight {
@@ -125,6 +130,7 @@ struct inflight {
 	uint64_t s0, ns; /* sectors the command names */
 	uint64_t a, b;   /* sectors it changes (UNMAP: whole granules only) */
 	bool advisory;   /* UNMAP: a partly covered shared extent stays as it is */
+	bool raced;      /* WRITE: written while a copy in flight read the range */
 	uint64_t e0;     /* first extent of [s0, s0+ns) */
 	uint32_t maybe_mask, sure_mask; /* at submission, per extent from e0 */
 	unsigned nseg;
@@ -156,6 +162,7 @@ struct suite {
 	uint64_t hydrating_after_recovery, hydrated_seen, reopens_hydrating, hyd_pauses;
 	uint64_t redo_recoveries; /* recoveries that wrote journal-carried writes home */
 	uint64_t grows; /* online pool growths (vpool_grow) */
+	uint64_t xc_raced; /* copies acknowledged whose source was written while in flight */
 };
 
 static void fail(struct suite *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -278,11 +285,13 @@ static bool sure_shared(const struct suite *s, int vol, uint64_t e, bool other_v
  * from the shared extent until hydrated in the background, so an advisory UNMAP may
  * still leave part of it as it was: it stays "maybe shared" (conservative).
  */
-static void extents_private(struct suite *s, int vol, uint64_t s0, uint64_t ns)
+static void extents_private(struct suite *s, int vol, uint64_t s0, uint64_t ns, bool raced)
 {
 	struct vmodel *m = &s->v[vol];
 	for (uint64_t e = s0 / EXT_SECT; e <= (s0 + ns - 1) / EXT_SECT; e++) {
-		if (s0 <= e * EXT_SECT && s0 + ns >= (e + 1) * EXT_SECT)
+		/* A write that raced a copy reading the range may have come before the copy
+		 * shared the extent: it may still be shared. */
+		if (!raced && s0 <= e * EXT_SECT && s0 + ns >= (e + 1) * EXT_SECT)
 			m->maybe_sh[e] = false;
 		m->grp[e] = 0;
 	}
@@ -354,11 +363,15 @@ static void copy_acked(struct suite *s, const struct inflight *f)
 	for (unsigned k = 0; k < f->nseg; k++) {
 		const struct cseg *g = &f->seg[k];
 		struct vmodel *d = &s->v[g->dv], *src = &s->v[g->sv];
+		/* A write to the source while the copy ran lands wholly before or after the
+		 * segment (range locks): the destination holds the source's old or new content. */
 		for (uint64_t i = 0; i < g->ns; i++) {
 			d->acked[g->ds + i] = d->pend[g->ds + i];
-			d->alt[g->ds + i] = NONE;
+			d->alt[g->ds + i] = d->race[g->ds + i];
 			d->pend[g->ds + i] = NONE;
+			d->race[g->ds + i] = NONE;
 		}
+		s->xc_raced += g->raced;
 		/* Extents the copied parts were written into are not shared for certain any
 		 * more (a write redirects a shared extent), but may still read part of their
 		 * data from it until hydrated (the copy writes in pieces): maybe_sh stays as
@@ -368,7 +381,7 @@ static void copy_acked(struct suite *s, const struct inflight *f)
 				d->grp[e] = 0;
 		for (uint64_t j = 0; j < g->mid_n / EXT_SECT; j++) {
 			uint64_t se = g->mid_s / EXT_SECT + j, de = g->mid_d / EXT_SECT + j;
-			if (!(g->src_data >> j & 1)) {
+			if (!(g->src_data >> j & 1) || g->raced) {
 				d->grp[de] = 0;
 				continue;
 			}
@@ -422,7 +435,7 @@ static void complete(struct suite *s, struct inflight *f, const struct simhost_r
 			m->pend[i] = NONE;
 		}
 		if (good)
-			extents_private(s, f->vol, f->s0, f->ns);
+			extents_private(s, f->vol, f->s0, f->ns, f->raced);
 		if (!good)
 			s->writes_nospc++;
 		else if (f->kind == K_CAW)
@@ -557,13 +570,47 @@ static void pick_range(struct suite *s, int vol, uint64_t *s0, uint64_t *ns)
 	*ns = len * per_block;
 }
 
+/*
+ * A write to [s0, s0+ns) of vol while copies in flight read part of it: each such
+ * copy's destination may get the write's tokens instead of the old ones. With id 0:
+ * true when that can be modelled (no destination sector has such an alternative
+ * already). Else: mark the alternatives and the segments; true when there was any.
+ */
+static bool mark_races(struct suite *s, int vol, uint64_t s0, uint64_t ns, uint32_t id)
+{
+	bool any = false;
+	for (int q = 0; q < QD; q++) {
+		struct inflight *f = &s->q[q];
+		if (!f->used || f->kind != K_COPY)
+			continue;
+		for (unsigned k = 0; k < f->nseg; k++) {
+			struct cseg *g = &f->seg[k];
+			uint64_t a = max64(s0, g->ss), b = min64(s0 + ns, g->ss + g->ns);
+			if (g->sv != vol || a >= b)
+				continue;
+			for (uint64_t i = a; i < b; i++) {
+				uint64_t *r = &s->v[g->dv].race[g->ds + (i - g->ss)];
+				if (!id && *r != NONE)
+					return false;
+				if (id)
+					*r = token(id, vol, i);
+			}
+			g->raced |= id != 0;
+			any = true;
+		}
+	}
+	return id ? any : true;
+}
+
 static void submit_write(struct suite *s)
 {
 	int vol = (int)rnd_below(s, NVOL);
 	struct vmodel *m = &s->v[vol];
 	uint64_t s0, ns;
 	pick_range(s, vol, &s0, &ns);
-	if (busy(s, vol, s0, ns, true))
+	/* A third of the writes may change what a copy in flight reads (not what it writes). */
+	bool may_race = rnd_below(s, 3) == 0;
+	if (busy(s, vol, s0, ns, !may_race) || (may_race && !mark_races(s, vol, s0, ns, 0)))
 		return;
 	uint32_t id = s->next_id++;
 	uint8_t *buf = malloc(ns * SECT);
@@ -580,7 +627,8 @@ static void submit_write(struct suite *s)
 	free(buf);
 	if (!ok)
 		return;
-	track(s, vol, tag, K_WRITE, s0, ns, s0, s0 + ns);
+	struct inflight *f = track(s, vol, tag, K_WRITE, s0, ns, s0, s0 + ns);
+	f->raced = may_race && mark_races(s, vol, s0, ns, id);
 	for (uint64_t i = s0; i < s0 + ns; i++)
 		m->pend[i] = token(id, vol, i);
 }
@@ -901,14 +949,19 @@ static void check_volume(struct suite *s, int vol)
 			uint64_t sect = s0 + i;
 			uint64_t got = decode_sector(r.r.data_in + i * SECT);
 			uint64_t want = m->acked[sect], alt = m->alt[sect], pend = m->pend[sect];
-			if (got != want && got != alt && got != pend) {
+			uint64_t race = m->race[sect];
+			if (got != want && got != alt && got != pend && got != race) {
 				char msg[160];
 				int n = snprintf(msg, sizeof(msg), "%016" PRIx64, want);
 				if (alt != NONE)
 					n += snprintf(msg + n, sizeof(msg) - (size_t)n, " or %016" PRIx64, alt);
 				if (pend != NONE)
-					snprintf(msg + n, sizeof(msg) - (size_t)n, " or %016" PRIx64 " (in flight)",
-						 pend);
+					n += snprintf(msg + n, sizeof(msg) - (size_t)n,
+						      " or %016" PRIx64 " (in flight)", pend);
+				if (race != NONE)
+					snprintf(msg + n, sizeof(msg) - (size_t)n,
+						 " or %016" PRIx64 " (a copy in flight, its source rewritten)",
+						 race);
 				fail(s, "%s sector %" PRIu64 ": holds %s%016" PRIx64 ", expected %s "
 				     "(token = write id << 32 | volume << 24 | sector written)",
 				     m->name, sect, got == NONE ? "garbage, not " : "", got == NONE ? 0 : got,
@@ -919,6 +972,7 @@ static void check_volume(struct suite *s, int vol)
 			m->acked[sect] = got;
 			m->alt[sect] = NONE;
 			m->pend[sect] = NONE;
+			m->race[sect] = NONE;
 		}
 		s->sectors_checked += ns;
 		simhost_result_free(&r);
@@ -1010,6 +1064,7 @@ static void model_reset(struct vmodel *m)
 	memset(m->acked, 0, m->nsect * sizeof(uint64_t));
 	memset(m->alt, 0xFF, m->nsect * sizeof(uint64_t));
 	memset(m->pend, 0xFF, m->nsect * sizeof(uint64_t));
+	memset(m->race, 0xFF, m->nsect * sizeof(uint64_t));
 	memset(m->rd, 0, m->nsect);
 	memset(m->maybe_sh, 0, m->next * sizeof(bool));
 	memset(m->grp, 0, m->next * sizeof(uint32_t));
@@ -1042,10 +1097,11 @@ static void setup(struct suite *s)
 		m->acked = malloc(m->nsect * sizeof(uint64_t));
 		m->alt = malloc(m->nsect * sizeof(uint64_t));
 		m->pend = malloc(m->nsect * sizeof(uint64_t));
+		m->race = malloc(m->nsect * sizeof(uint64_t));
 		m->rd = malloc(m->nsect);
 		m->maybe_sh = malloc(m->next * sizeof(bool));
 		m->grp = malloc(m->next * sizeof(uint32_t));
-		if (!m->acked || !m->alt || !m->pend || !m->rd || !m->maybe_sh || !m->grp)
+		if (!m->acked || !m->alt || !m->pend || !m->race || !m->rd || !m->maybe_sh || !m->grp)
 			fail(s, "out of memory");
 		model_reset(m);
 		rc = simhost_volume_create(s->h, m->name, (uint64_t)vol_mib[i] << 20, m->block);
@@ -1266,8 +1322,9 @@ int main(int argc, char **argv)
 	       s.row_writes, s.row_overwrites, s.shared_drops, s.shared_unmap_partial,
 	       s.ws_zero_shared_partial, s.recycles, s.source_deletes, s.shared_after_recovery,
 	       s.hydrated_seen, s.hydrating_after_recovery, s.reopens_hydrating, s.grows);
-	printf("crash_suite: %" PRIu64 " recoveries wrote small writes carried in the journal home\n",
-	       s.redo_recoveries);
+	printf("crash_suite: %" PRIu64 " recoveries wrote small writes carried in the journal home; "
+	       "%" PRIu64 " copy segments acknowledged whose source was written while they ran\n",
+	       s.redo_recoveries, s.xc_raced);
 	/* The workload must have exercised what it claims to (a suite that cannot fail is no test). */
 	struct {
 		const char *what;
@@ -1297,6 +1354,7 @@ int main(int argc, char **argv)
 		{"clean reopen with hydration pending (checkpointed)", s.reopens_hydrating},
 		{"hydration paused", s.hyd_pauses},
 		{"pool grown online", s.grows},
+		{"EXTENDED COPY whose source was written while it ran", s.xc_raced},
 		{"small writes carried in the journal written home by a recovery", s.redo_recoveries},
 	};
 	for (size_t i = 0; s.points >= 100 && i < sizeof(need) / sizeof(need[0]); i++)
@@ -1309,6 +1367,7 @@ int main(int argc, char **argv)
 		free(s.v[i].acked);
 		free(s.v[i].alt);
 		free(s.v[i].pend);
+		free(s.v[i].race);
 		free(s.v[i].rd);
 		free(s.v[i].maybe_sh);
 		free(s.v[i].grp);

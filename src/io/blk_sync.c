@@ -3,9 +3,9 @@
  *
  * How this works: each helper submits one operation with an on-stack vio_op
  * whose callback records the result, then runs the device's reactor until the
- * callback has run. A transfer shorter than asked is -EIO. A write or flush
- * on a crashed crashsim device (which never completes them), or a reactor with
- * nothing left that could complete, gives -EIO instead of hanging.
+ * callback has run. A transfer shorter than asked is -EIO. A reactor with
+ * nothing left that could complete gives -EIO instead of hanging (a crashed
+ * crashsim device completes everything with -EIO).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,18 +25,12 @@ static void sync_cb(void *arg, int res)
 	w->done = true;
 }
 
-/*
- * Wait for the op submitted with result rc; returns its result or -errno.
- * vanish: a write or flush, whose callback a crashed crashsim device never
- * delivers (reads still complete with -EIO, so they are always waited for).
- */
-static int sync_finish(struct vblk *b, struct sync_wait *w, int rc, bool vanish)
+/* Wait for the op submitted with result rc; returns its result or -errno. */
+static int sync_finish(struct vblk *b, struct sync_wait *w, int rc)
 {
 	if (rc < 0)
 		return rc;
 	while (!w->done) {
-		if (vanish && vblk_is_crashsim(b) && vblk_crashsim_crashed(b))
-			return -EIO;
 		rc = vreactor_run_once(b->reactor, -1);
 		if (rc == -EDEADLK)
 			return -EIO; /* the device will never answer */
@@ -59,7 +53,7 @@ int vblk_pread_sync(struct vblk *b, void *buf, size_t len, uint64_t off)
 	struct vio_op op;
 	vio_op_init(&op, sync_cb, &w);
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	int rc = sync_finish(b, &w, vblk_readv(b, &iov, 1, off, &op), false);
+	int rc = sync_finish(b, &w, vblk_readv(b, &iov, 1, off, &op));
 	return transfer_result(rc, len);
 }
 
@@ -69,7 +63,7 @@ int vblk_pwrite_sync(struct vblk *b, const void *buf, size_t len, uint64_t off, 
 	struct vio_op op;
 	vio_op_init(&op, sync_cb, &w);
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	int rc = sync_finish(b, &w, vblk_writev(b, &iov, 1, off, flags, &op), true);
+	int rc = sync_finish(b, &w, vblk_writev(b, &iov, 1, off, flags, &op));
 	return transfer_result(rc, len);
 }
 
@@ -78,7 +72,7 @@ int vblk_flush_sync(struct vblk *b)
 	struct sync_wait w = {0};
 	struct vio_op op;
 	vio_op_init(&op, sync_cb, &w);
-	int rc = sync_finish(b, &w, vblk_flush(b, &op), true);
+	int rc = sync_finish(b, &w, vblk_flush(b, &op));
 	return rc < 0 ? rc : 0;
 }
 
@@ -87,7 +81,7 @@ int vblk_allocate_sync(struct vblk *b, uint64_t off, uint64_t len)
 	struct sync_wait w = {0};
 	struct vio_op op;
 	vio_op_init(&op, sync_cb, &w);
-	int rc = sync_finish(b, &w, vblk_allocate(b, off, len, &op), true);
+	int rc = sync_finish(b, &w, vblk_allocate(b, off, len, &op));
 	return rc < 0 ? rc : 0;
 }
 

@@ -23,10 +23,12 @@
  *   - Crash (armed countdown over write/flush submissions, or crash_now):
  *     each pending write, in a random order from a seeded splitmix64, is
  *     dropped, applied, or torn (every 512-byte sector applied or not). The
- *     device is then dead: queued write/flush completions are discarded,
- *     reads complete with -EIO, new writes/flushes/allocates are accepted and
- *     never complete. A generation counter makes a delivery batch already
- *     taken off the FIFO notice a crash that happens in one of its callbacks.
+ *     device is then dead: every operation in flight (the one that fired the
+ *     crash included) and every later one completes with -EIO, so that a
+ *     caller waiting synchronously (vpool_grow's checkpoint) gets its answer
+ *     instead of hanging; nothing it writes lands. A generation counter makes
+ *     a delivery batch already taken off the FIFO notice a crash that happens
+ *     in one of its callbacks (the rest of the batch then fails too).
  *   - power_on: visible := durable, the FIFO is freed (its callers belong to
  *     the old life), attach to the given reactor.
  *   - close: write the durable image back to the file (non-zero 4 KiB blocks
@@ -207,27 +209,13 @@ static void crash_pending(struct csdev *d)
 	pending_free_all(d);
 }
 
-/* Queued completions: writes/flushes/allocates vanish, reads fail. */
+/* Queued completions all fail (what they wrote is in crash_pending's hands). */
 static void comps_after_crash(struct csdev *d)
 {
-	struct cs_comp *c = d->c_head, *keep_head = NULL, *keep_tail = NULL;
-	while (c) {
-		struct cs_comp *next = c->next;
-		if (c->kind == CS_READ) {
-			c->res = -EIO;
-			c->next = NULL;
-			if (keep_tail)
-				keep_tail->next = c;
-			else
-				keep_head = c;
-			keep_tail = c;
-		} else {
-			free(c);
-		}
-		c = next;
+	for (struct cs_comp *c = d->c_head; c; c = c->next) {
+		c->res = -EIO;
+		c->pw = NULL; /* freed with the pending writes */
 	}
-	d->c_head = keep_head;
-	d->c_tail = keep_tail;
 }
 
 static void cs_crash(struct csdev *d)
@@ -277,7 +265,9 @@ static void deliver(struct csdev *d, struct cs_comp *c)
 {
 	struct vio_op *user = c->user;
 	int res = c->res;
-	if (c->kind == CS_WRITE) {
+	if (res < 0) {
+		/* -EIO after the crash (no write record any more), -ENOSPC of an allocate */
+	} else if (c->kind == CS_WRITE) {
 		c->pw->cb_done = true;
 		c->pw->done_clock = ++d->clock;
 		d->b.stats.bytes_written += (uint64_t)res;
@@ -294,14 +284,12 @@ static void deliver(struct csdev *d, struct cs_comp *c)
 	user->cb(user->arg, res);
 }
 
-/* A completion of an earlier life of the device (a crash happened meanwhile). */
+/* A completion taken off the FIFO before a crash that happened meanwhile: it fails. */
 static void deliver_stale(struct cs_comp *c)
 {
 	struct vio_op *user = c->user;
-	bool is_read = c->kind == CS_READ;
 	free(c);
-	if (is_read)
-		user->cb(user->arg, -EIO);
+	user->cb(user->arg, -EIO);
 }
 
 /* The kick: deliver what is queued now; later completions get a new kick. */
@@ -447,7 +435,7 @@ static int cs_writev(struct vblk *b, const struct iovec *iov, int iovcnt, uint64
 	if (total < 0)
 		return (int)total;
 	if (d->dead || count_io(d))
-		return 0; /* the power is off: accepted, never completed */
+		return queue_comp(d, CS_WRITE, op, -EIO, NULL); /* the power is off */
 	struct pwrite *pw = pwrite_new(iov, iovcnt, off, (size_t)total, flags);
 	if (!pw)
 		return -ENOMEM;
@@ -471,7 +459,7 @@ static int cs_flush(struct vblk *b, struct vio_op *op)
 	if (!op || !op->cb)
 		return -EINVAL;
 	if (d->dead || count_io(d))
-		return 0;
+		return queue_comp(d, CS_FLUSH, op, -EIO, NULL);
 	struct cs_comp *c;
 	int rc = queue_comp(d, CS_FLUSH, op, 0, &c);
 	if (rc < 0)
@@ -490,7 +478,7 @@ static int cs_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op
 	if (rc < 0)
 		return rc;
 	if (d->dead)
-		return 0;
+		return queue_comp(d, CS_ALLOC, op, -EIO, NULL);
 	/* A full file system below the device (vblk_crashsim_set_alloc_limit). */
 	if (d->alloc_limit && off + len > d->alloc_limit)
 		return queue_comp(d, CS_ALLOC, op, -ENOSPC, NULL);

@@ -413,7 +413,9 @@ int vpool_grow(struct vpool *p, uint64_t new_size)
 		return new_size == p->sb.dev_size ? 0 : -EINVAL; /* not one extent more */
 	if (pool_ckpt_size_for(n_new, p->bm_words) > p->sb.ckpt_size)
 		return -EFBIG;
-	int rc = p->dev->ops->grow(p->dev, new_size);
+	/* The device may be that large already: a grow the power failed inside (the file
+	 * grew, the superblock did not), or a file or device enlarged beforehand. */
+	int rc = new_size > p->dev->size ? p->dev->ops->grow(p->dev, new_size) : 0;
 	if (rc < 0)
 		return rc;
 	/* Arrays first (new extents referenced by nobody, not free yet: not allocatable). */

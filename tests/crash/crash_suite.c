@@ -25,7 +25,9 @@
  * paused and resumed at random points, so redirected extents live through
  * crashes, checkpoints and reopens both hydrated and not. Now and then the
  * pool is grown online by one extent (up to 16 times, so it stays
- * over-committed), and later crashes recover the grown pool.
+ * over-committed), sometimes losing power inside the grow (the pool must
+ * come back at the old size or the new one), and later crashes recover the
+ * grown pool.
  * Before each crash point the device is armed to lose power at a random
  * write/flush; when it fires, every write not yet durable is dropped, applied
  * or torn at 512-byte sectors, and the pool is recovered (checkpoint +
@@ -162,6 +164,8 @@ struct suite {
 	uint64_t hydrating_after_recovery, hydrated_seen, reopens_hydrating, hyd_pauses;
 	uint64_t redo_recoveries; /* recoveries that wrote journal-carried writes home */
 	uint64_t grows; /* online pool growths (vpool_grow) */
+	uint64_t grow_pending; /* the size a grow the power failed inside asked for, or 0 */
+	uint64_t grow_crash_old, grow_crash_new; /* such grows recovered at the old / new size */
 	uint64_t xc_raced; /* copies acknowledged whose source was written while in flight */
 };
 
@@ -987,15 +991,32 @@ static void verify_pool(struct suite *s, const char *when)
 	s->verifies++;
 }
 
-/* After a recovery nothing is in flight: used = referenced extents. Sharing = maps hold more. */
-static void note_sharing(struct suite *s)
+/*
+ * After a recovery or reopen nothing is in flight: used = referenced extents; sharing =
+ * maps hold more. The pool's size is the one of its last completed grow, or, when the
+ * power failed inside a grow, that grow's size or the one before (never anything else).
+ */
+static void note_pool(struct suite *s)
 {
 	char *js = simhost_stats_json(s->h);
-	json_object *o = js ? json_tokener_parse(js) : NULL, *pool, *used, *vols;
+	json_object *o = js ? json_tokener_parse(js) : NULL, *pool, *used, *vols, *size;
 	if (!o || !json_object_object_get_ex(o, "pool", &pool) ||
 	    !json_object_object_get_ex(pool, "used", &used) ||
+	    !json_object_object_get_ex(pool, "size", &size) ||
 	    !json_object_object_get_ex(o, "volumes", &vols))
 		fail(s, "stats: %s", js ? js : "none");
+	uint64_t have = (uint64_t)json_object_get_uint64(size);
+	uint64_t before = POOL_SIZE + s->grows * (uint64_t)EXTENT;
+	if (s->grow_pending && have == s->grow_pending) {
+		s->grows++;
+		s->grow_crash_new++;
+	} else if (s->grow_pending && have == before) {
+		s->grow_crash_old++;
+	} else if (have != before) {
+		fail(s, "pool size %" PRIu64 " after recovery, expected %" PRIu64 "%s", have, before,
+		     s->grow_pending ? " or the interrupted grow's size" : "");
+	}
+	s->grow_pending = 0;
 	uint64_t mapped = 0;
 	for (size_t i = 0; i < json_object_array_length(vols); i++) {
 		json_object *m;
@@ -1022,7 +1043,7 @@ static void check_all(struct suite *s, const char *when)
 	char what[64];
 	snprintf(what, sizeof(what), "after %s", when);
 	verify_pool(s, what);
-	note_sharing(s);
+	note_pool(s);
 }
 
 static void exec_check(struct suite *s)
@@ -1186,22 +1207,28 @@ static void recycle_volume(struct suite *s)
 /*
  * Grow the pool online by one extent (vpool_grow through simhost: the backing
  * file grows, a checkpoint and a superblock name the new geometry), at most
- * MAX_GROWS times so that it stays over-committed. The control path is
- * synchronous, so the crash is disarmed meanwhile (a power loss inside
- * vpool_grow would leave its synchronous wait hanging in simhost, whose
- * crashed device never completes the writes); later crashes recover the
- * grown pool.
+ * MAX_GROWS times so that it stays over-committed. Half the time the power
+ * fails within the grow's first GROW_IOS writes and flushes (a grow does 2-3:
+ * the checkpoint, its superblock; the crashed device fails them, so vpool_grow
+ * returns an error); the recovery must then find the pool at its old size or
+ * at the new one (note_pool). The write a crash fires on never lands, so a
+ * grow that fails this way always leaves the old size; the new size after a
+ * recovery comes from crashes after the grow.
  */
 #define MAX_GROWS 16u
+#define GROW_IOS 3u
 static void grow_pool(struct suite *s)
 {
-	uint64_t left = crash_left(s);
-	int rc = simhost_arm_crash(s->h, 0);
-	if (rc == 0)
-		rc = simhost_pool_grow(s->h, POOL_SIZE + (s->grows + 1) * (uint64_t)EXTENT);
+	uint64_t want = POOL_SIZE + (s->grows + 1) * (uint64_t)EXTENT;
+	if (rnd_below(s, 2))
+		rearm(s, 1 + rnd_below(s, GROW_IOS));
+	int rc = simhost_pool_grow(s->h, want);
+	if (rc < 0 && simhost_crashed(s->h)) {
+		s->grow_pending = want;
+		return;
+	}
 	if (rc < 0)
 		fail(s, "pool grow: %s", strerror(-rc));
-	rearm(s, left);
 	s->grows++;
 }
 
@@ -1239,7 +1266,7 @@ static void one_point(struct suite *s)
 			verify_pool(s, "with commands in flight");
 		else if (s->nq == 0 && what < 994)
 			clean_reopen(s);
-		else if (s->nq == 0 && what == 994 && s->grows < MAX_GROWS)
+		else if (s->nq == 0 && what >= 994 && what < 996 && s->grows < MAX_GROWS)
 			grow_pool(s);
 		else if (s->nq == 0)
 			recycle_volume(s);
@@ -1317,11 +1344,13 @@ int main(int argc, char **argv)
 	       " volumes deleted and created again (%" PRIu64 " sharing extents with another); sharing "
 	       "found in the pool after %" PRIu64 " recoveries; %" PRIu64 " extents hydrated, "
 	       "hydration pending after %" PRIu64 " recoveries and at %" PRIu64 " clean reopens; "
-	       "pool grown %" PRIu64 " times\n",
+	       "pool grown %" PRIu64 " times (%" PRIu64 " power losses inside a grow recovered at "
+	       "the old size, %" PRIu64 " at the new)\n",
 	       s.xc_acked, s.xc_shared, s.xc_copied, s.xc_multi, s.xc_within, s.xc_cross, s.xc_nospc,
 	       s.row_writes, s.row_overwrites, s.shared_drops, s.shared_unmap_partial,
 	       s.ws_zero_shared_partial, s.recycles, s.source_deletes, s.shared_after_recovery,
-	       s.hydrated_seen, s.hydrating_after_recovery, s.reopens_hydrating, s.grows);
+	       s.hydrated_seen, s.hydrating_after_recovery, s.reopens_hydrating, s.grows,
+	       s.grow_crash_old, s.grow_crash_new);
 	printf("crash_suite: %" PRIu64 " recoveries wrote small writes carried in the journal home; "
 	       "%" PRIu64 " copy segments acknowledged whose source was written while they ran\n",
 	       s.redo_recoveries, s.xc_raced);
@@ -1354,6 +1383,7 @@ int main(int argc, char **argv)
 		{"clean reopen with hydration pending (checkpointed)", s.reopens_hydrating},
 		{"hydration paused", s.hyd_pauses},
 		{"pool grown online", s.grows},
+		{"power lost inside a pool grow, recovered at the old size", s.grow_crash_old},
 		{"EXTENDED COPY whose source was written while it ran", s.xc_raced},
 		{"small writes carried in the journal written home by a recovery", s.redo_recoveries},
 	};

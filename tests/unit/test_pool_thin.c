@@ -332,6 +332,34 @@ static void test_volume_delete_and_grow(void **state)
 	env_close(&e);
 }
 
+/* A grow the power failed inside leaves the device longer than the pool: growing
+ * again to any size in between (or to the device's) works, and is durable. */
+static void test_grow_after_interrupted_grow(void **state)
+{
+	(void)state;
+	struct env e;
+	const uint64_t ext = 64 * 1024;
+	env_open_mem(&e, 8 * MIB, ext, 0);
+	struct vpool_stats st0, st;
+	vpool_get_stats(e.p, &st0);
+	assert_int_equal(e.dev->ops->grow(e.dev, 8 * MIB + 4 * ext), 0);
+	crash_and_recover(&e);
+	vpool_get_stats(e.p, &st);
+	assert_int_equal(st.capacity, st0.capacity); /* the superblock names the old size */
+	assert_int_equal(vpool_grow(e.p, 8 * MIB + 2 * ext), 0);
+	crash_and_recover(&e);
+	vpool_get_stats(e.p, &st);
+	assert_int_equal(st.size, 8 * MIB + 2 * ext);
+	assert_int_equal(st.capacity, st0.capacity + 2 * ext);
+	assert_int_equal(st.free, st.capacity);
+	assert_int_equal(vpool_grow(e.p, 8 * MIB + ext), -EINVAL); /* never shrinks */
+	assert_int_equal(vpool_grow(e.p, 8 * MIB + 6 * ext), 0);   /* past the device: grows it */
+	crash_and_recover(&e);
+	vpool_get_stats(e.p, &st);
+	assert_int_equal(st.capacity, st0.capacity + 6 * ext);
+	env_close(&e);
+}
+
 static void test_volume_validation(void **state)
 {
 	(void)state;
@@ -371,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_journal_wrap_and_recovery),
 		cmocka_unit_test(test_volume_validation),
 		cmocka_unit_test(test_volume_delete_and_grow),
+		cmocka_unit_test(test_grow_after_interrupted_grow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,7 +82,8 @@ int vpool_open(struct vblk *dev, struct vpool **out);
 #define VPOOL_OPEN_READONLY 0x1u /* replay in memory only; nothing is written (vaai-check) */
 struct vpool_open_report {
 	uint64_t commits, records; /* journal replayed */
-	uint64_t data_bytes;       /* of writes carried in the journal, written home again */
+	uint64_t data_bytes;       /* of writes carried in the journal, written home again
+				      (read-only open: that a read-write open would write) */
 	char error[256];           /* what failed, when open fails */
 };
 int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,

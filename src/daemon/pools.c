@@ -59,8 +59,9 @@ static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t er
 		vp->dev = NULL;
 		return rc;
 	}
-	vlog_info(vp->name, "pool %s opened (%s): journal replayed %llu commit(s)", vp->name, vp->path,
-		  (unsigned long long)rep.commits);
+	vlog_info(vp->name, "pool %s opened (%s): journal replayed %llu commit(s), %llu byte(s) of small writes written home",
+		  vp->name, vp->path, (unsigned long long)rep.commits,
+		  (unsigned long long)rep.data_bytes);
 	return 0;
 }
 

@@ -183,7 +183,8 @@ void pool_redo_scan_free(struct vpool *p)
 	p->redo_scan = NULL;
 }
 
-/* Replay: write the record's bytes that no later record made stale (read-only: none). */
+/* Replay: write the record's bytes that no later record made stale (read-only: only
+ * count them). */
 int pool_apply_data(struct vpool *p, const uint8_t *b, uint16_t len)
 {
 	uint64_t pext;
@@ -195,7 +196,7 @@ int pool_apply_data(struct vpool *p, const uint8_t *b, uint16_t len)
 	if (!s || s->next >= s->n || s->e[s->next].pext != pext)
 		return -EUCLEAN; /* the two passes disagree: cannot happen */
 	uint64_t live = s->e[s->next++].live;
-	if ((rc = mark_pending(p, pext)) < 0 || p->readonly)
+	if ((rc = mark_pending(p, pext)) < 0)
 		return rc;
 	uint8_t *buf = NULL;
 	uint32_t end = eoff + n;
@@ -204,6 +205,10 @@ int pool_apply_data(struct vpool *p, const uint8_t *b, uint16_t len)
 			continue;
 		uint32_t a = g * VPOOL_GRANULE > eoff ? g * VPOOL_GRANULE : eoff;
 		uint32_t z = (g + 1) * VPOOL_GRANULE < end ? (g + 1) * VPOOL_GRANULE : end;
+		if (p->readonly) {
+			p->redo_replayed += z - a;
+			continue;
+		}
 		if (!buf && !(buf = vblk_alloc_buf(POOL_REDO_MAX)))
 			return -ENOMEM;
 		memcpy(buf, b + DATA_HDR + (a - eoff), z - a);

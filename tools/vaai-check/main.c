@@ -49,10 +49,13 @@ int main(int argc, char **argv)
 	int bad = vpool_verify(p, stderr);
 	struct vpool_stats st;
 	vpool_get_stats(p, &st);
-	printf("%s: %u volume(s), %llu of %llu bytes used, journal replayed %llu commit(s) / %llu record(s): %s\n",
+	printf("%s: %u volume(s), %llu of %llu bytes used, journal replayed %llu commit(s) / %llu record(s)",
 	       path, vpool_volume_count(p), (unsigned long long)st.used,
 	       (unsigned long long)st.capacity, (unsigned long long)rep.commits,
-	       (unsigned long long)rep.records, bad ? "INCONSISTENT" : "consistent");
+	       (unsigned long long)rep.records);
+	if (rep.data_bytes) /* an open for writing writes them home (docs/design.md rule 11) */
+		printf(" holding %llu byte(s) of small writes", (unsigned long long)rep.data_bytes);
+	printf(": %s\n", bad ? "INCONSISTENT" : "consistent");
 	vpool_abandon(p);
 	vblk_close(dev);
 	vreactor_destroy(r);

@@ -256,17 +256,27 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 	p->r = dev->reactor;
 	p->readonly = flags & VPOOL_OPEN_READONLY;
 	int rc = vsb_read(dev, &p->sb, NULL);
+	const char *why = rc == -ENODATA ? "no vaaid superblock (not a pool; `vaaictl pool create "
+					   "--force` formats an existing store)"
+			  : rc == -EPROTONOSUPPORT ? "superblock of an unknown format version or "
+						     "feature (made by a newer vaaid?)"
+			  : rc == -EUCLEAN || rc == -EBADMSG ? "both superblocks are damaged"
+							      : NULL;
+	if (rc == 0 && p->sb.dev_size > dev->size) {
+		rc = -EUCLEAN;
+		if (rep)
+			snprintf(rep->error, sizeof(rep->error),
+				 "the pool is %llu bytes, its store only %llu (truncated?)",
+				 (unsigned long long)p->sb.dev_size, (unsigned long long)dev->size);
+	} else if (rc == 0 && (p->sb.ro_compat & ~VSB_RO_COMPAT_KNOWN) && !p->readonly) {
+		rc = -EROFS;
+		why = "features unknown to this vaaid allow reading only";
+	}
 	if (rc < 0) {
+		if (rep && why)
+			snprintf(rep->error, sizeof(rep->error), "%s", why);
 		free(p);
 		return rc;
-	}
-	if (p->sb.dev_size > dev->size) {
-		free(p);
-		return -EUCLEAN;
-	}
-	if ((p->sb.ro_compat & ~VSB_RO_COMPAT_KNOWN) && !p->readonly) {
-		free(p);
-		return -EROFS;
 	}
 	p->ext = p->sb.extent_size;
 	p->gran_per_ext = (uint32_t)(p->ext / VPOOL_GRANULE);

@@ -276,6 +276,34 @@ static void test_grow_after_interrupted_grow(void **state)
 	env_close(&e);
 }
 
+/* Opening a store that holds no pool, or whose superblocks are both damaged, names why. */
+static void test_open_errors_name_the_problem(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	struct vblk *dev;
+	assert_int_equal(vreactor_create(16, &r), 0);
+	assert_int_equal(vblk_crashsim_create_mem(r, 8 * MIB, 1, &dev), 0);
+	struct vpool *p;
+	struct vpool_open_report rep = {0};
+	assert_int_equal(vpool_open_ex(dev, 0, &p, &rep), -ENODATA);
+	assert_non_null(strstr(rep.error, "no vaaid superblock"));
+	struct vpool_params prm = {.size = 8 * MIB, .extent_size = 64 * 1024};
+	assert_int_equal(vpool_format(dev, &prm), 0);
+	uint8_t *junk = vblk_alloc_buf(8192);
+	memset(junk, 0x5A, 8192);
+	memcpy(junk, "AAID_PL1", 8); /* the magic: a superblock, damaged */
+	memcpy(junk + 4096, "AAID_PL1", 8);
+	assert_int_equal(vblk_pwrite_sync(dev, junk, 8192, 0, VBLK_DSYNC), 0);
+	memset(&rep, 0, sizeof(rep));
+	int rc = vpool_open_ex(dev, 0, &p, &rep);
+	assert_true(rc == -EUCLEAN || rc == -EBADMSG);
+	assert_non_null(strstr(rep.error, "both superblocks are damaged"));
+	free(junk);
+	vblk_close(dev);
+	vreactor_destroy(r);
+}
+
 static void test_volume_validation(void **state)
 {
 	(void)state;
@@ -316,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_volume_validation),
 		cmocka_unit_test(test_volume_delete_and_grow),
 		cmocka_unit_test(test_grow_after_interrupted_grow),
+		cmocka_unit_test(test_open_errors_name_the_problem),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,12 +36,10 @@ int main(int argc, char **argv)
 	struct vpool_open_report rep = {0};
 	rc = vpool_open_ex(dev, VPOOL_OPEN_READONLY, &p, &rep);
 	if (rc < 0) {
-		const char *why = rc == -ENODATA          ? "no vaaid superblock"
-				  : rc == -EUCLEAN        ? "metadata is inconsistent"
-				  : rc == -EPROTONOSUPPORT ? "unknown format version or feature"
-							   : strerror(-rc);
-		fprintf(stderr, "vaai-check: %s: %s%s%s\n", path, why, rep.error[0] ? ": " : "",
-			rep.error);
+		/* rep.error names the problem when the pool layer knows it */
+		fprintf(stderr, "vaai-check: %s: %s%s\n", path,
+			rc == -EUCLEAN ? "metadata is inconsistent: " : "",
+			rep.error[0] ? rep.error : strerror(-rc));
 		vblk_close(dev);
 		vreactor_destroy(r);
 		return 1;

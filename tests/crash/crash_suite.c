@@ -19,7 +19,8 @@
  * copied), whole-volume clones, several segments per command. Writes, CAWs,
  * UNMAPs, WRITE SAMEs and deallocations then land on shared extents
  * (redirect-on-write; dropped references), and volumes whose extents are
- * shared are deleted and created again (their NAA changes, the copies stay).
+ * shared are deleted and created again (their NAA changes, the copies stay;
+ * sometimes the power fails during that).
  * Partial writes into shared extents leave the new extent reading the rest
  * from the shared one until background hydration copies it; the hydrator is
  * paused and resumed at random points, so redirected extents live through
@@ -166,6 +167,8 @@ struct suite {
 	uint64_t grows; /* online pool growths (vpool_grow) */
 	uint64_t grow_pending; /* the size a grow the power failed inside asked for, or 0 */
 	uint64_t grow_crash_old, grow_crash_new; /* such grows recovered at the old / new size */
+	int recycle_pending; /* 1 + the volume the power failed while deleting / creating, or 0 */
+	uint64_t recycle_crash_kept, recycle_crash_gone, recycle_crash_new;
 	uint64_t xc_raced; /* copies acknowledged whose source was written while in flight */
 };
 
@@ -1170,10 +1173,14 @@ static void clean_reopen(struct suite *s)
 
 /*
  * Delete a volume whose extents may be shared with others (the copies must keep
- * their data, the references go) and create it again: empty, with a new NAA. The
- * control path runs synchronously, so the crash is disarmed meanwhile; the
- * records stay in the journal for the replays of later crashes.
+ * their data, the references go) and create it again: empty, with a new NAA.
+ * Half the time the power fails within the first RECYCLE_IOS writes (the delete's
+ * commit, then the create's; the control path then returns -EIO): the recovery
+ * must find the volume as it was, deleted, or new and empty (resolve_recycle).
+ * Otherwise the crash is disarmed meanwhile; the records stay in the journal for
+ * the replays of later crashes.
  */
+#define RECYCLE_IOS 2u
 static void recycle_volume(struct suite *s)
 {
 	int vol = (int)rnd_below(s, NVOL);
@@ -1182,13 +1189,20 @@ static void recycle_volume(struct suite *s)
 	for (uint64_t e = 0; e < m->next; e++)
 		shared |= sure_shared(s, vol, e, true);
 	uint64_t left = crash_left(s);
+	bool crash_inside = rnd_below(s, 2);
 	int rc = simhost_arm_crash(s->h, 0);
 	if (rc == 0)
 		rc = simhost_detach(s->h, vol);
+	if (rc == 0 && crash_inside)
+		rearm(s, 1 + rnd_below(s, RECYCLE_IOS));
 	if (rc == 0)
 		rc = simhost_volume_delete(s->h, m->name);
 	if (rc == 0)
 		rc = simhost_volume_create(s->h, m->name, (uint64_t)vol_mib[vol] << 20, m->block);
+	if (rc < 0 && simhost_crashed(s->h)) {
+		s->recycle_pending = vol + 1; /* detached: the recovery does not attach it */
+		return;
+	}
 	if (rc == 0)
 		rc = simhost_attach(s->h, m->name, vol);
 	if (rc < 0)
@@ -1199,9 +1213,49 @@ static void recycle_volume(struct suite *s)
 	if (!memcmp(old, m->naa, 16))
 		fail(s, "%s created again with the NAA of the deleted volume", m->name);
 	model_reset(m);
-	rearm(s, left);
+	if (!crash_inside)
+		rearm(s, left);
 	s->recycles++;
 	s->source_deletes += shared;
+}
+
+/*
+ * After a recovery from a power loss inside recycle_volume: the volume is there
+ * with its NAA and data as before (the delete was not durable), or gone (the
+ * create was not: create it now), or there new and empty with a new NAA.
+ */
+static void resolve_recycle(struct suite *s)
+{
+	if (!s->recycle_pending)
+		return;
+	int vol = s->recycle_pending - 1;
+	struct vmodel *m = &s->v[vol];
+	s->recycle_pending = 0;
+	bool gone = false;
+	int rc = simhost_attach(s->h, m->name, vol);
+	if (rc == -ENOENT) {
+		gone = true;
+		rc = simhost_volume_create(s->h, m->name, (uint64_t)vol_mib[vol] << 20, m->block);
+		if (rc == 0)
+			rc = simhost_attach(s->h, m->name, vol);
+	}
+	if (rc < 0)
+		fail(s, "%s after a power loss while deleting it: %s", m->name, strerror(-rc));
+	uint8_t naa[16];
+	read_naa(s, vol, naa);
+	if (!gone && !memcmp(naa, m->naa, 16)) {
+		s->recycle_crash_kept++; /* the model's content must read back: check_all */
+		return;
+	}
+	if (!memcmp(naa, m->naa, 16))
+		fail(s, "%s created again with the NAA of the deleted volume", m->name);
+	memcpy(m->naa, naa, 16);
+	model_reset(m);
+	s->recycles++;
+	if (gone)
+		s->recycle_crash_gone++;
+	else
+		s->recycle_crash_new++;
 }
 
 /*
@@ -1284,6 +1338,7 @@ static void one_point(struct suite *s)
 	struct vpool_open_report rep;
 	simhost_last_recovery(s->h, &rep);
 	s->redo_recoveries += rep.data_bytes > 0;
+	resolve_recycle(s);
 	/* A copy in flight may or may not have shared: nothing is certain any more. */
 	for (int i = 0; i < NVOL; i++)
 		memset(s->v[i].grp, 0, s->v[i].next * sizeof(uint32_t));
@@ -1352,8 +1407,11 @@ int main(int argc, char **argv)
 	       s.hydrated_seen, s.hydrating_after_recovery, s.reopens_hydrating, s.grows,
 	       s.grow_crash_old, s.grow_crash_new);
 	printf("crash_suite: %" PRIu64 " recoveries wrote small writes carried in the journal home; "
-	       "%" PRIu64 " copy segments acknowledged whose source was written while they ran\n",
-	       s.redo_recoveries, s.xc_raced);
+	       "%" PRIu64 " copy segments acknowledged whose source was written while they ran; "
+	       "power lost while deleting and creating a volume again: found as it was %" PRIu64
+	       " times, deleted %" PRIu64 ", new %" PRIu64 "\n",
+	       s.redo_recoveries, s.xc_raced, s.recycle_crash_kept, s.recycle_crash_gone,
+	       s.recycle_crash_new);
 	/* The workload must have exercised what it claims to (a suite that cannot fail is no test). */
 	struct {
 		const char *what;
@@ -1384,6 +1442,8 @@ int main(int argc, char **argv)
 		{"hydration paused", s.hyd_pauses},
 		{"pool grown online", s.grows},
 		{"power lost inside a pool grow, recovered at the old size", s.grow_crash_old},
+		{"power lost deleting a volume, found as it was", s.recycle_crash_kept},
+		{"power lost creating a volume again, found deleted", s.recycle_crash_gone},
 		{"EXTENDED COPY whose source was written while it ran", s.xc_raced},
 		{"small writes carried in the journal written home by a recovery", s.redo_recoveries},
 	};

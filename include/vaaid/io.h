@@ -220,6 +220,14 @@ int vblk_crashsim_create_mem(struct vreactor *r, uint64_t size, uint64_t seed, s
  * immediately.
  */
 void vblk_crashsim_arm(struct vblk *b, uint64_t n);
+/*
+ * Pair two crashsim devices that lose power together (a pool's store and its
+ * journal file): a crash of either crashes both at once, power_on of either
+ * powers both on, and the leader's countdown (arm, io_count) counts the writes
+ * and flushes of both. Each keeps its own durability (a flush or DSYNC write
+ * of one makes nothing of the other durable). Closing one unpairs them.
+ */
+int vblk_crashsim_link(struct vblk *leader, struct vblk *follower);
 void vblk_crashsim_crash_now(struct vblk *b);
 bool vblk_crashsim_crashed(const struct vblk *b);
 /*

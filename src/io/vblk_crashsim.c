@@ -83,6 +83,10 @@ struct csdev {
 	bool dead;
 	uint64_t gen, seq, clock, io_count, arm_left, rng;
 	uint64_t alloc_limit; /* 0: none; else allocate past this offset fails (ENOSPC) */
+	/* vblk_crashsim_link: the other device of a pair that loses power together;
+	 * the leader (follower == false) counts both devices' crash points. */
+	struct csdev *peer;
+	bool follower;
 };
 
 static const struct vblk_ops cs_ops;
@@ -227,13 +231,19 @@ static void cs_crash(struct csdev *d)
 	d->dead = true;
 	d->arm_left = 0;
 	d->gen++;
+	if (d->peer)
+		cs_crash(d->peer); /* one power loss for both devices of a pair */
 }
+
+/* The device that counts crash points for d (itself, or its pair's leader). */
+static struct csdev *counter_of(struct csdev *d) { return d->follower ? d->peer : d; }
 
 /* Count a write/flush submission; true when the armed crash fires on it. */
 static bool count_io(struct csdev *d)
 {
-	d->io_count++;
-	if (d->arm_left == 0 || --d->arm_left > 0)
+	struct csdev *l = counter_of(d);
+	l->io_count++;
+	if (l->arm_left == 0 || --l->arm_left > 0)
 		return false;
 	cs_crash(d);
 	return true;
@@ -619,6 +629,10 @@ static void cs_free(struct csdev *d)
 static void cs_close(struct vblk *b)
 {
 	struct csdev *d = to_cs(b);
+	if (d->peer) {
+		d->peer->peer = NULL;
+		d->peer->follower = false;
+	}
 	if (d->path) {
 		int rc = save_image(d->path, d->durable, b->size);
 		if (rc < 0)
@@ -746,7 +760,20 @@ bool vblk_is_crashsim(const struct vblk *b) { return b && b->ops == &cs_ops; }
 void vblk_crashsim_arm(struct vblk *b, uint64_t n)
 {
 	if (vblk_is_crashsim(b))
-		to_cs(b)->arm_left = n;
+		counter_of(to_cs(b))->arm_left = n;
+}
+
+int vblk_crashsim_link(struct vblk *leader, struct vblk *follower)
+{
+	if (!vblk_is_crashsim(leader) || !vblk_is_crashsim(follower) || leader == follower)
+		return -EINVAL;
+	struct csdev *l = to_cs(leader), *f = to_cs(follower);
+	if (l->peer || f->peer)
+		return -EBUSY;
+	l->peer = f;
+	f->peer = l;
+	f->follower = true;
+	return 0;
 }
 
 void vblk_crashsim_crash_now(struct vblk *b)
@@ -762,15 +789,25 @@ bool vblk_crashsim_crashed(const struct vblk *b)
 
 uint64_t vblk_crashsim_io_count(const struct vblk *b)
 {
-	return vblk_is_crashsim(b) ? ((const struct csdev *)b)->io_count : 0;
+	return vblk_is_crashsim(b) ? counter_of(to_cs((struct vblk *)b))->io_count : 0;
 }
+
+static void power_on_one(struct csdev *d, struct vreactor *r);
 
 void vblk_crashsim_power_on(struct vblk *b, struct vreactor *r)
 {
 	if (!vblk_is_crashsim(b) || !r)
 		return;
 	struct csdev *d = to_cs(b);
-	cs_crash(d); /* powering on a running device cuts its power first */
+	cs_crash(d); /* powering on a running device cuts its power first (its pair's too) */
+	power_on_one(d, r);
+	if (d->peer)
+		power_on_one(d->peer, r);
+}
+
+static void power_on_one(struct csdev *d, struct vreactor *r)
+{
+	struct vblk *b = &d->b;
 	comps_free_all(d);
 	memcpy(d->visible, d->durable, (size_t)b->size);
 	d->kick_pending = false; /* an old kick, if it ever runs, finds nothing */

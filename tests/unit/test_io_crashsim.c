@@ -305,6 +305,55 @@ static void test_arm(void **state)
 	}
 }
 
+/*
+ * A pair (vblk_crashsim_link): one countdown over both devices' writes, one
+ * power loss for both, one power-on for both; a flush of one makes nothing of
+ * the other durable (over many seeds, some crash loses the other's unsynced
+ * write); closing one unpairs the other.
+ */
+static void test_pair(void **state)
+{
+	(void)state;
+	int lost = 0;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct vreactor *r = new_reactor();
+		struct vblk *a = new_mem(r, MIB, seed), *b = new_mem(r, MIB, seed + 100);
+		assert_int_equal(vblk_crashsim_link(a, b), 0);
+		assert_int_equal(vblk_crashsim_link(a, b), -EBUSY);
+		uint8_t w[3][4096], got[4096];
+		for (int i = 0; i < 3; i++)
+			fill(w[i], 4096, (uint8_t)(0x21 * (i + 1)));
+		uint64_t base = vblk_crashsim_io_count(a);
+		vblk_crashsim_arm(b, 4); /* the follower's arm is the leader's countdown */
+		assert_int_equal(vblk_pwrite_sync(a, w[0], 4096, 0, 0), 0);          /* 1: not synced */
+		assert_int_equal(vblk_pwrite_sync(b, w[1], 4096, 0, VBLK_DSYNC), 0); /* 2 */
+		assert_int_equal(vblk_flush_sync(b), 0);                             /* 3 */
+		assert_int_equal(vblk_crashsim_io_count(b), base + 3);
+		assert_false(vblk_crashsim_crashed(a) || vblk_crashsim_crashed(b));
+		struct wait wt;
+		assert_int_equal(submit_write(a, w[2], 4096, 8192, VBLK_DSYNC, &wt), 0); /* 4: fires */
+		assert_true(vblk_crashsim_crashed(a));
+		assert_true(vblk_crashsim_crashed(b));
+		assert_int_equal(vblk_pwrite_sync(b, w[2], 4096, 4096, VBLK_DSYNC), -EIO);
+		run_idle(r);
+		assert_int_equal(wt.res, -EIO);
+		vblk_crashsim_power_on(b, r); /* powers both on */
+		assert_false(vblk_crashsim_crashed(a));
+		assert_int_equal(vblk_pread_sync(b, got, 4096, 0), 0);
+		assert_memory_equal(got, w[1], 4096); /* DSYNC: durable */
+		assert_int_equal(vblk_pread_sync(a, got, 4096, 0), 0);
+		if (memcmp(got, w[0], 4096))
+			lost++; /* b's flush did not make a's write durable */
+		vblk_close(a); /* unpairs: b alone from now on */
+		vblk_crashsim_crash_now(b);
+		vblk_crashsim_power_on(b, r);
+		assert_int_equal(vblk_pwrite_sync(b, w[0], 4096, 0, VBLK_DSYNC), 0);
+		vblk_close(b);
+		vreactor_destroy(r);
+	}
+	assert_true(lost > 0);
+}
+
 static void test_dead_device(void **state)
 {
 	(void)state;
@@ -533,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_flush_only_completed),
 		cmocka_unit_test(test_overlap_newer_wins),
 		cmocka_unit_test(test_arm),
+		cmocka_unit_test(test_pair),
 		cmocka_unit_test(test_dead_device),
 		cmocka_unit_test(test_crash_inside_callback),
 		cmocka_unit_test(test_power_on_new_reactor),

@@ -34,8 +34,14 @@
 #define VSB_MAGIC 0x314C505F44494141ull /* "AAID_PL1" little endian: 'A','A','I','D','_','P','L','1' */
 #define VSB_VERSION 1u
 #define VSB_SIZE 4096u
-/* Feature flags: none defined yet; an unknown incompat flag refuses the open. */
-#define VSB_INCOMPAT_KNOWN 0u
+/* Feature flags; an unknown incompat flag refuses the open. */
+/* The journal ring is not in the store but in a journal file of its own (a
+ * "journal store"): journal_off/journal_size address that store, which starts
+ * with a VJF header block (below). Used for pools in regular files: a DSYNC
+ * journal write into the data file would also commit the file system's
+ * pending block conversions of that file (docs/design.md, rule 12). */
+#define VSB_INCOMPAT_JOURNAL_FILE 0x1u
+#define VSB_INCOMPAT_KNOWN VSB_INCOMPAT_JOURNAL_FILE
 #define VSB_RO_COMPAT_KNOWN 0u
 
 struct vsb {
@@ -68,6 +74,21 @@ int vsb_read(struct vblk *dev, struct vsb *sb, int *which);
 int vsb_write(struct vblk *dev, struct vsb *sb);
 /* The same, asynchronous: buf is a VSB_SIZE aligned buffer owned by the caller until op runs. */
 int vsb_submit(struct vblk *dev, struct vsb *sb, uint8_t *buf, struct vio_op *op);
+
+/*
+ * Journal store header (VSB_INCOMPAT_JOURNAL_FILE): the first 4 KiB block of
+ * the journal store, {magic "AAIDJFIL", version, pool uuid, journal_off,
+ * journal_size, crc32c of the block with the crc field zero}. Written once at
+ * format; an open checks it against the superblock so that a journal of
+ * another pool (or none) is refused instead of replaying nothing.
+ */
+#define VJF_MAGIC 0x4C49464A44494141ull /* "AAIDJFIL" */
+#define VJF_HDR_SIZE 4096u
+/* Write the header for sb (synchronous, DSYNC). */
+int vjf_header_write(struct vblk *jdev, const struct vsb *sb);
+/* 0 if jdev holds the journal store of the pool sb describes, large enough;
+ * -ENODATA no header, -EBADMSG damaged, -EXDEV another pool's, -EUCLEAN geometry. */
+int vjf_header_check(struct vblk *jdev, const struct vsb *sb);
 
 /* ---- journal */
 #define VJ_MAGIC 0x4C4E524A44494141ull /* "AAIDJRNL" */

@@ -48,7 +48,16 @@ struct vpool_params {
 	uint32_t journal_size;  /* bytes; 0 = default (scaled with the pool, 1..64 MiB) */
 	uint64_t max_size;      /* the size vpool_grow may reach: the checkpoint areas are
 				   sized for it; 0 = 4 x size */
+	struct vblk *journal_dev; /* NULL: the journal is in the store; else the journal ring
+				     goes to this store of its own (VSB_INCOMPAT_JOURNAL_FILE),
+				     which must hold VJF_HDR_SIZE + journal size bytes
+				     (vpool_journal_store_size) */
 };
+/* The journal file of a pool in the regular file `store`: "<store>.journal"
+ * (written to out; -ENAMETOOLONG if it does not fit). */
+int vpool_journal_path(const char *store, char *out, size_t n);
+/* Bytes a journal store needs for a pool of these parameters. */
+uint64_t vpool_journal_store_size(const struct vpool_params *p, uint64_t dev_size);
 
 struct vpool_stats {
 	uint64_t size;      /* backing store bytes */
@@ -88,6 +97,18 @@ struct vpool_open_report {
 };
 int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 		  struct vpool_open_report *rep);
+/*
+ * The same for a pool whose journal may be in a store of its own: jdev is that
+ * store (NULL: none given). A pool formatted with a journal store refuses to
+ * open without it, or with another pool's; a journal store given for a pool
+ * whose journal is in its store is refused too (-EINVAL), naming the problem in
+ * rep->error.
+ */
+int vpool_open_stores(struct vblk *dev, struct vblk *jdev, unsigned flags, struct vpool **out,
+		      struct vpool_open_report *rep);
+/* Does the store hold a pool formatted with a journal store of its own?
+ * 1 yes, 0 no (or not a pool), -errno on an I/O error. */
+int vpool_store_has_journal_file(struct vblk *dev);
 /*
  * Check every invariant of the loaded state (map entries in range, refcounts
  * equal to the references, validity only on referenced extents, free map
@@ -130,6 +151,8 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st);
 typedef struct json_object json_object;
 json_object *vpool_stats_json(const struct vpool *p);
 struct vblk *vpool_dev(const struct vpool *p);
+/* The journal's store: vpool_dev(p), or the journal file. */
+struct vblk *vpool_journal_dev(const struct vpool *p);
 /*
  * Soft threshold (SBC-4 4.7.3.7): cb(arg, true) when the pool's used bytes reach
  * used_limit from below, cb(arg, false) when they drop below it again; each

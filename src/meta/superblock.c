@@ -70,10 +70,18 @@ static int vsb_check_geometry(const struct vsb *sb)
 		return -EUCLEAN;
 	if (sb->ckpt_off[0] != 2 * VSB_SIZE || sb->ckpt_off[1] != sb->ckpt_off[0] + sb->ckpt_size)
 		return -EUCLEAN;
-	if (sb->journal_off != sb->ckpt_off[1] + sb->ckpt_size || sb->journal_size < 16 * VJ_BLOCK ||
-	    sb->journal_size % VJ_BLOCK)
+	if (sb->journal_size < 16 * VJ_BLOCK || sb->journal_size % VJ_BLOCK)
 		return -EUCLEAN;
-	if (sb->data_off < sb->journal_off + sb->journal_size || sb->data_off % sb->extent_size)
+	if (sb->incompat & VSB_INCOMPAT_JOURNAL_FILE) {
+		/* The ring is in the journal store, after its header block. */
+		if (sb->journal_off != VJF_HDR_SIZE ||
+		    sb->data_off < sb->ckpt_off[1] + sb->ckpt_size)
+			return -EUCLEAN;
+	} else if (sb->journal_off != sb->ckpt_off[1] + sb->ckpt_size ||
+		   sb->data_off < sb->journal_off + sb->journal_size) {
+		return -EUCLEAN;
+	}
+	if (sb->data_off % sb->extent_size)
 		return -EUCLEAN;
 	if (sb->n_extents > (sb->dev_size - sb->data_off) / sb->extent_size ||
 	    sb->data_off > sb->dev_size)
@@ -178,4 +186,57 @@ int vsb_write(struct vblk *dev, struct vsb *sb)
 				  VBLK_DSYNC | VBLK_META);
 	free(buf);
 	return rc < 0 ? rc : 0;
+}
+
+/* ---- journal store header (VSB_INCOMPAT_JOURNAL_FILE) */
+enum { JF_MAGIC = 0, JF_VERSION = 8, JF_UUID = 16, JF_JOFF = 32, JF_JSIZE = 40 };
+
+static void vjf_encode(const struct vsb *sb, uint8_t *b)
+{
+	memset(b, 0, VJF_HDR_SIZE);
+	put64(b + JF_MAGIC, VJF_MAGIC);
+	put32(b + JF_VERSION, VSB_VERSION);
+	memcpy(b + JF_UUID, sb->uuid, 16);
+	put64(b + JF_JOFF, sb->journal_off);
+	put64(b + JF_JSIZE, sb->journal_size);
+	put32(b + CRC_OFF, vcrc32c(0, b, VJF_HDR_SIZE));
+}
+
+int vjf_header_write(struct vblk *jdev, const struct vsb *sb)
+{
+	uint8_t *buf = vblk_alloc_buf(VJF_HDR_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	vjf_encode(sb, buf);
+	int rc = vblk_pwrite_sync(jdev, buf, VJF_HDR_SIZE, 0, VBLK_DSYNC | VBLK_META);
+	free(buf);
+	return rc < 0 ? rc : 0;
+}
+
+int vjf_header_check(struct vblk *jdev, const struct vsb *sb)
+{
+	if (jdev->size < VJF_HDR_SIZE)
+		return -ENODATA;
+	uint8_t *b = vblk_alloc_buf(VJF_HDR_SIZE);
+	if (!b)
+		return -ENOMEM;
+	int rc = vblk_pread_sync(jdev, b, VJF_HDR_SIZE, 0);
+	if (rc >= 0) {
+		uint32_t crc = get32(b + CRC_OFF);
+		memset(b + CRC_OFF, 0, 4);
+		if (get64(b + JF_MAGIC) != VJF_MAGIC)
+			rc = -ENODATA;
+		else if (vcrc32c(0, b, VJF_HDR_SIZE) != crc || get32(b + JF_VERSION) != VSB_VERSION)
+			rc = -EBADMSG;
+		else if (memcmp(b + JF_UUID, sb->uuid, 16))
+			rc = -EXDEV;
+		else if (get64(b + JF_JOFF) != sb->journal_off ||
+			 get64(b + JF_JSIZE) != sb->journal_size ||
+			 jdev->size < sb->journal_off + sb->journal_size)
+			rc = -EUCLEAN;
+		else
+			rc = 0;
+	}
+	free(b);
+	return rc;
 }

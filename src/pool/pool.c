@@ -47,10 +47,36 @@ static int zero_journal(struct vblk *dev, const struct vsb *sb)
 	return rc < 0 ? rc : vblk_flush_sync(dev);
 }
 
+/* The journal size for a pool: given, or scaled with the pool (1/1024, 4..64 MiB). */
+static uint64_t journal_size_for(const struct vpool_params *prm, uint64_t size)
+{
+	uint64_t jsz = prm->journal_size;
+	if (!jsz) {
+		jsz = size / 1024;
+		if (jsz < (4u << 20))
+			jsz = 4u << 20;
+		if (jsz > (64u << 20))
+			jsz = 64u << 20;
+	}
+	return vround_up(jsz, VJ_BLOCK);
+}
+
+int vpool_journal_path(const char *store, char *out, size_t n)
+{
+	int len = snprintf(out, n, "%s.journal", store);
+	return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+}
+
+uint64_t vpool_journal_store_size(const struct vpool_params *prm, uint64_t dev_size)
+{
+	return VJF_HDR_SIZE + journal_size_for(prm, prm->size ? prm->size : dev_size);
+}
+
 int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 {
 	uint64_t size = prm->size ? prm->size : dev->size;
 	uint32_t ext = prm->extent_size ? prm->extent_size : VPOOL_DEFAULT_EXTENT;
+	struct vblk *jdev = prm->journal_dev ? prm->journal_dev : dev;
 	if (size > dev->size) {
 		fprintf(stderr, "vaaid: pool size %llu exceeds the backing store (%llu bytes)\n",
 			(unsigned long long)size, (unsigned long long)dev->size);
@@ -60,15 +86,7 @@ int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 		fprintf(stderr, "vaaid: extent size %u must be a power of two from 64K to 16M\n", ext);
 		return -EINVAL;
 	}
-	uint64_t jsz = prm->journal_size;
-	if (!jsz) {
-		jsz = size / 1024;
-		if (jsz < (4u << 20))
-			jsz = 4u << 20;
-		if (jsz > (64u << 20))
-			jsz = 64u << 20;
-	}
-	jsz = vround_up(jsz, VJ_BLOCK);
+	uint64_t jsz = journal_size_for(prm, size);
 	if (jsz < 2 * VJ_MAX_COMMIT + 2 * VJ_BLOCK) {
 		fprintf(stderr, "vaaid: journal size %llu is below the minimum %u\n",
 			(unsigned long long)jsz, 2 * VJ_MAX_COMMIT + 2 * VJ_BLOCK);
@@ -92,9 +110,22 @@ int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 	sb.ckpt_size = pool_ckpt_size_for(n0, bmw);
 	sb.ckpt_off[0] = 2 * VSB_SIZE;
 	sb.ckpt_off[1] = sb.ckpt_off[0] + sb.ckpt_size;
-	sb.journal_off = sb.ckpt_off[1] + sb.ckpt_size;
 	sb.journal_size = jsz;
-	sb.data_off = vround_up(sb.journal_off + jsz, ext);
+	if (jdev != dev) {
+		/* The ring in the journal store, after its header block (rule 12). */
+		if (jdev->size < VJF_HDR_SIZE + jsz) {
+			fprintf(stderr, "vaaid: journal store of %llu bytes is smaller than the "
+				"journal (%llu bytes and a header)\n",
+				(unsigned long long)jdev->size, (unsigned long long)jsz);
+			return -EINVAL;
+		}
+		sb.incompat |= VSB_INCOMPAT_JOURNAL_FILE;
+		sb.journal_off = VJF_HDR_SIZE;
+		sb.data_off = vround_up(sb.ckpt_off[1] + sb.ckpt_size, ext);
+	} else {
+		sb.journal_off = sb.ckpt_off[1] + sb.ckpt_size;
+		sb.data_off = vround_up(sb.journal_off + jsz, ext);
+	}
 	if (sb.data_off + ext > size) {
 		fprintf(stderr, "vaaid: pool of %llu bytes is too small for its metadata and one extent\n",
 			(unsigned long long)size);
@@ -125,14 +156,19 @@ int vpool_format(struct vblk *dev, const struct vpool_params *prm)
 	 * extents (-ENOSPC), never a metadata write. A file system without fallocate
 	 * cannot reserve anything (EOPNOTSUPP): nothing to do then. */
 	rc = vblk_allocate_sync(dev, 0, sb.data_off);
+	if ((rc == 0 || rc == -EOPNOTSUPP) && jdev != dev)
+		rc = vblk_allocate_sync(jdev, 0, sb.journal_off + jsz);
 	if (rc < 0 && rc != -EOPNOTSUPP) {
 		pool_blob_free(blob, len);
 		return rc;
 	}
 	/* The journal ring written once (zeros, no commit is valid): its commits are then
 	 * overwrites in the file, not first writes that also commit the file system's
-	 * block allocation (which a DSYNC write into reserved space does). */
-	rc = zero_journal(dev, &sb);
+	 * block allocation (which a DSYNC write into reserved space does). A journal
+	 * store gets its header (naming this pool) first. */
+	rc = jdev != dev ? vjf_header_write(jdev, &sb) : 0;
+	if (rc == 0)
+		rc = zero_journal(jdev, &sb);
 	if (rc < 0) {
 		pool_blob_free(blob, len);
 		return rc;
@@ -246,13 +282,58 @@ static int pool_load(struct vpool *p)
 			      p->sb.ckpt_crc);
 }
 
+int vpool_store_has_journal_file(struct vblk *dev)
+{
+	struct vsb sb;
+	int rc = vsb_read(dev, &sb, NULL);
+	if (rc == -EIO || rc == -ENOMEM)
+		return rc;
+	return rc == 0 && (sb.incompat & VSB_INCOMPAT_JOURNAL_FILE) ? 1 : 0;
+}
+
+/* The journal store fits the superblock: 0, or -errno with the problem in rep. */
+static int check_journal_store(const struct vsb *sb, struct vblk *jdev,
+			       struct vpool_open_report *rep)
+{
+	const char *why = NULL;
+	int rc = 0;
+	if (!(sb->incompat & VSB_INCOMPAT_JOURNAL_FILE)) {
+		if (jdev) {
+			rc = -EINVAL;
+			why = "a journal file was given, but this pool's journal is in its store";
+		}
+	} else if (!jdev) {
+		rc = -ENOENT;
+		why = "the pool's journal is in a journal file of its own, which is missing "
+		      "(without it acknowledged writes would be lost)";
+	} else {
+		rc = vjf_header_check(jdev, sb);
+		why = rc == -ENODATA   ? "the journal file has no vaaid journal header"
+		      : rc == -EBADMSG ? "the journal file's header is damaged"
+		      : rc == -EXDEV   ? "the journal file belongs to another pool"
+		      : rc == -EUCLEAN ? "the journal file does not match the pool's journal "
+					 "geometry (truncated?)"
+				       : "the journal file cannot be read";
+	}
+	if (rc < 0 && rep)
+		snprintf(rep->error, sizeof(rep->error), "%s", why);
+	return rc;
+}
+
 int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 		  struct vpool_open_report *rep)
+{
+	return vpool_open_stores(dev, NULL, flags, out, rep);
+}
+
+int vpool_open_stores(struct vblk *dev, struct vblk *jdev, unsigned flags, struct vpool **out,
+		      struct vpool_open_report *rep)
 {
 	struct vpool *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->dev = dev;
+	p->jdev = jdev ? jdev : dev;
 	p->r = dev->reactor;
 	p->readonly = flags & VPOOL_OPEN_READONLY;
 	int rc = vsb_read(dev, &p->sb, NULL);
@@ -275,6 +356,11 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 	if (rc < 0) {
 		if (rep && why)
 			snprintf(rep->error, sizeof(rep->error), "%s", why);
+		free(p);
+		return rc;
+	}
+	rc = check_journal_store(&p->sb, jdev, rep);
+	if (rc < 0) {
 		free(p);
 		return rc;
 	}
@@ -301,9 +387,9 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 	}
 	struct vj_replay_result res;
 	p->replaying = true;
-	rc = pool_redo_scan(p, dev); /* which DATA records are still live (redo.c) */
+	rc = pool_redo_scan(p, p->jdev); /* which DATA records are still live (redo.c) */
 	if (rc == 0)
-		rc = vjournal_replay(dev, &p->sb, pool_replay_record, p, &res);
+		rc = vjournal_replay(p->jdev, &p->sb, pool_replay_record, p, &res);
 	else
 		memset(&res, 0, sizeof(res));
 	pool_redo_scan_free(p);
@@ -321,7 +407,7 @@ int vpool_open_ex(struct vblk *dev, unsigned flags, struct vpool **out,
 	if (rc == 0)
 		rc = pool_alloc_init(p);
 	if (rc == 0)
-		rc = vjournal_create(dev, &p->sb, res.end, res.next_seq, res.used, &pool_journal_ops,
+		rc = vjournal_create(p->jdev, &p->sb, res.end, res.next_seq, res.used, &pool_journal_ops,
 				     p, &p->j);
 	if (rc == 0 && res.commits && !p->readonly)
 		rc = pool_ckpt_sync(p);
@@ -506,6 +592,7 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 }
 
 struct vblk *vpool_dev(const struct vpool *p) { return p->dev; }
+struct vblk *vpool_journal_dev(const struct vpool *p) { return p->jdev; }
 
 /* ---- volumes */
 

@@ -94,6 +94,7 @@ void pool_req_untrack(struct vpool *p, struct pool_req *r);
 
 struct vpool {
 	struct vblk *dev;
+	struct vblk *jdev; /* the journal's store: dev, or a journal file (VSB_INCOMPAT_JOURNAL_FILE) */
 	struct vreactor *r;
 	struct vsb sb;
 	uint64_t ext;          /* extent size in bytes */

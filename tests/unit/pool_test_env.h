@@ -18,6 +18,7 @@
 struct env {
 	struct vreactor *r;
 	struct vblk *dev;
+	struct vblk *jdev; /* env_open_mem_jfile: the journal store, paired with dev */
 	struct vpool *p;
 };
 
@@ -56,10 +57,28 @@ static inline void env_open_mem(struct env *e, uint64_t size, uint32_t extent, u
 	assert_int_equal(vpool_open(e->dev, &e->p), 0);
 }
 
+/* The same with the journal in a store of its own (rule 12), paired for crashes. */
+static inline void env_open_mem_jfile(struct env *e, uint64_t size, uint32_t extent,
+				      uint32_t journal)
+{
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(vreactor_create(64, &e->r), 0);
+	assert_int_equal(vblk_crashsim_create_mem(e->r, size, 1, &e->dev), 0);
+	struct vpool_params prm = {.size = size, .extent_size = extent, .journal_size = journal};
+	assert_int_equal(vblk_crashsim_create_mem(e->r, vpool_journal_store_size(&prm, size), 2,
+						  &e->jdev),
+			 0);
+	assert_int_equal(vblk_crashsim_link(e->dev, e->jdev), 0);
+	prm.journal_dev = e->jdev;
+	assert_int_equal(vpool_format(e->dev, &prm), 0);
+	assert_int_equal(vpool_open_stores(e->dev, e->jdev, 0, &e->p, NULL), 0);
+}
+
 static inline void env_close(struct env *e)
 {
 	assert_int_equal(vpool_verify(e->p, stderr), 0);
 	assert_int_equal(vpool_close(e->p), 0);
+	vblk_close(e->jdev);
 	vblk_close(e->dev);
 	vreactor_destroy(e->r);
 }
@@ -94,8 +113,8 @@ static inline void crash_and_recover(struct env *e)
 	vpool_abandon(e->p);
 	vreactor_destroy(e->r);
 	assert_int_equal(vreactor_create(64, &e->r), 0);
-	vblk_crashsim_power_on(e->dev, e->r);
-	assert_int_equal(vpool_open(e->dev, &e->p), 0);
+	vblk_crashsim_power_on(e->dev, e->r); /* (and its journal store, if paired) */
+	assert_int_equal(vpool_open_stores(e->dev, e->jdev, 0, &e->p, NULL), 0);
 	assert_int_equal(vpool_verify(e->p, stderr), 0);
 }
 

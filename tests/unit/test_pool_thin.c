@@ -304,6 +304,101 @@ static void test_open_errors_name_the_problem(void **state)
 	vreactor_destroy(r);
 }
 
+/*
+ * A pool with its journal in a store of its own (docs/design.md rule 12): the
+ * commits go there and nowhere else until a checkpoint; small and large first
+ * writes, overwrites and deallocations survive a power loss of the pair; the
+ * store cannot be opened without its journal store, with another pool's, or
+ * with a damaged one, and a journal store given to a pool without one is
+ * refused -- each naming the problem.
+ */
+static void test_journal_file_pool(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem_jfile(&e, 32 * MIB, 1 * MIB, 0);
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(e.p, "v", 16 * MIB, 512, &v), 0);
+	uint64_t meta0 = e.dev->stats.meta_bytes_written, jmeta0 = e.jdev->stats.meta_bytes_written;
+	uint8_t *buf = vblk_alloc_buf(256 * 1024);
+	for (int i = 0; i < 8; i++) { /* small first writes: carried in the journal (rule 11) */
+		memset(buf, 'a' + i, 4096);
+		assert_int_equal(vwrite(&e, v, (uint64_t)i * MIB + 8192, buf, 4096), 0);
+	}
+	memset(buf, 'L', 256 * 1024); /* a large first write: data, then records */
+	assert_int_equal(vwrite(&e, v, 10 * MIB, buf, 256 * 1024), 0);
+	memset(buf, 'o', 4096); /* an overwrite in place */
+	assert_int_equal(vwrite(&e, v, 10 * MIB, buf, 4096), 0);
+	assert_int_equal(vdealloc(&e, v, 3 * MIB, MIB), 0);
+	/* Every commit went to the journal store; the store got no metadata write. */
+	assert_int_equal(e.dev->stats.meta_bytes_written, meta0);
+	assert_true(e.jdev->stats.meta_bytes_written > jmeta0);
+	crash_and_recover(&e);
+	v = vpool_volume_find(e.p, "v");
+	assert_non_null(v);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(vread(&e, v, (uint64_t)i * MIB + 8192, buf, 4096), 0);
+		assert_true(all_bytes(buf, 4096, i == 3 ? 0 : (uint8_t)('a' + i)));
+	}
+	assert_int_equal(vread(&e, v, 10 * MIB, buf, 256 * 1024), 0);
+	assert_true(all_bytes(buf, 4096, 'o'));
+	assert_true(all_bytes(buf + 4096, 252 * 1024, 'L'));
+	assert_int_equal(mapped(v), 8 * MIB - MIB + MIB); /* 7 small + the large one's extent */
+	free(buf);
+	/* Opening it wrongly: each refused, naming why. */
+	assert_int_equal(vpool_close(e.p), 0);
+	struct vpool *p = NULL;
+	struct vpool_open_report rep = {0};
+	assert_int_equal(vpool_store_has_journal_file(e.dev), 1);
+	assert_int_equal(vpool_open_stores(e.dev, NULL, 0, &p, &rep), -ENOENT);
+	assert_non_null(strstr(rep.error, "journal file of its own, which is missing"));
+	struct vblk *other, *small;
+	assert_int_equal(vblk_crashsim_create_mem(e.r, 8 * MIB, 3, &other), 0);
+	struct vpool_params prm = {.size = 4 * MIB, .extent_size = 64 * 1024};
+	assert_int_equal(vblk_crashsim_create_mem(e.r, 8 * MIB, 4, &small), 0);
+	prm.journal_dev = other; /* another pool with a journal store of its own */
+	assert_int_equal(vpool_format(small, &prm), 0);
+	assert_int_equal(vpool_store_has_journal_file(small), 1);
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(vpool_open_stores(e.dev, other, 0, &p, &rep), -EXDEV);
+	assert_non_null(strstr(rep.error, "belongs to another pool"));
+	/* a journal store for a pool that keeps its journal inside */
+	struct vblk *inside;
+	assert_int_equal(vblk_crashsim_create_mem(e.r, 8 * MIB, 5, &inside), 0);
+	struct vpool_params iprm = {.size = 8 * MIB, .extent_size = 64 * 1024};
+	assert_int_equal(vpool_format(inside, &iprm), 0);
+	assert_int_equal(vpool_store_has_journal_file(inside), 0);
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(vpool_open_stores(inside, e.jdev, 0, &p, &rep), -EINVAL);
+	assert_non_null(strstr(rep.error, "journal is in its store"));
+	/* a damaged header */
+	uint8_t *junk = vblk_alloc_buf(4096);
+	assert_int_equal(vblk_pread_sync(e.jdev, junk, 4096, 0), 0);
+	junk[100] ^= 0xFF;
+	assert_int_equal(vblk_pwrite_sync(e.jdev, junk, 4096, 0, VBLK_DSYNC), 0);
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(vpool_open_stores(e.dev, e.jdev, 0, &p, &rep), -EBADMSG);
+	assert_non_null(strstr(rep.error, "header is damaged"));
+	junk[100] ^= 0xFF;
+	assert_int_equal(vblk_pwrite_sync(e.jdev, junk, 4096, 0, VBLK_DSYNC), 0);
+	assert_int_equal(vpool_open_stores(e.dev, e.jdev, 0, &p, NULL), 0);
+	assert_int_equal(vpool_verify(p, stderr), 0);
+	assert_int_equal(vpool_close(p), 0);
+	/* a journal store too small for the journal: refused at format */
+	struct vblk *tiny;
+	assert_int_equal(vblk_crashsim_create_mem(e.r, 64 * 1024, 6, &tiny), 0);
+	prm.journal_dev = tiny;
+	assert_int_equal(vpool_format(inside, &prm), -EINVAL);
+	free(junk);
+	vblk_close(tiny);
+	vblk_close(inside);
+	vblk_close(small);
+	vblk_close(other);
+	vblk_close(e.jdev);
+	vblk_close(e.dev);
+	vreactor_destroy(e.r);
+}
+
 static void test_volume_validation(void **state)
 {
 	(void)state;
@@ -345,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_volume_delete_and_grow),
 		cmocka_unit_test(test_grow_after_interrupted_grow),
 		cmocka_unit_test(test_open_errors_name_the_problem),
+		cmocka_unit_test(test_journal_file_pool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

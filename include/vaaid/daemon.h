@@ -65,6 +65,7 @@ struct vd_pool {
 	char name[VD_POOL_NAME_MAX + 1];
 	char path[VD_PATH_MAX];
 	struct vblk *dev;
+	struct vblk *jdev; /* the journal file (<path>.journal) of a pool in a regular file */
 	struct vpool *pool;
 };
 

@@ -2,7 +2,10 @@
  * The daemon's pools: open every configured pool at start (a missing file is
  * created sparse and formatted), create new ones on request (a new sparse
  * file; with force, also an existing block device or file that holds no
- * vaaid pool and is not in use), close at exit.
+ * vaaid pool and is not in use), close at exit. A pool in a regular file keeps
+ * its journal in a file of its own, <path>.journal (docs/design.md rule 12:
+ * the file system's conversions of newly written data are then not committed
+ * by every journal write); a pool on a block device keeps it inside.
  */
 #include <endian.h>
 #include <errno.h>
@@ -42,6 +45,13 @@ static int mkdirs_for(const char *path)
 	return 0;
 }
 
+static void close_stores(struct vd_pool *vp)
+{
+	vblk_close(vp->jdev);
+	vblk_close(vp->dev);
+	vp->jdev = vp->dev = NULL;
+}
+
 static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t errlen)
 {
 	struct vpool_open_report rep;
@@ -51,17 +61,46 @@ static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t er
 		snprintf(err, errlen, "pool '%s': cannot open %s: %s", vp->name, vp->path, strerror(-rc));
 		return rc;
 	}
-	rc = vpool_open_ex(vp->dev, 0, &vp->pool, &rep);
+	char jpath[VD_PATH_MAX + 16];
+	if (vpool_store_has_journal_file(vp->dev) == 1 &&
+	    vpool_journal_path(vp->path, jpath, sizeof(jpath)) == 0) {
+		/* A missing or unreadable journal file: the pool open names the problem. */
+		rc = vblk_uring_open(r, jpath, 0, &vp->jdev);
+		if (rc < 0)
+			vlog_err(vp->name, "pool %s: cannot open its journal file %s: %s", vp->name,
+				 jpath, strerror(-rc));
+	}
+	rc = vpool_open_stores(vp->dev, vp->jdev, 0, &vp->pool, &rep);
 	if (rc < 0) {
 		snprintf(err, errlen, "pool '%s' (%s) cannot be opened: %s%s%s", vp->name, vp->path,
 			 strerror(-rc), rep.error[0] ? ": " : "", rep.error);
-		vblk_close(vp->dev);
-		vp->dev = NULL;
+		close_stores(vp);
 		return rc;
 	}
 	vlog_info(vp->name, "pool %s opened (%s): journal replayed %llu commit(s), %llu byte(s) of small writes written home",
 		  vp->name, vp->path, (unsigned long long)rep.commits,
 		  (unsigned long long)rep.data_bytes);
+	return 0;
+}
+
+/*
+ * The journal file of a pool being created in the regular file vp->path: a new
+ * file <path>.journal (never an existing one), its size for prm; prm->journal_dev
+ * set to it.
+ */
+static int create_journal_file(struct vd_pool *vp, struct vreactor *r, struct vpool_params *prm,
+			       char *jpath, size_t jlen, char *err, size_t errlen)
+{
+	int rc = vpool_journal_path(vp->path, jpath, jlen);
+	if (rc == 0)
+		rc = vblk_uring_open(r, jpath, vpool_journal_store_size(prm, vp->dev->size),
+				     &vp->jdev);
+	if (rc < 0) {
+		snprintf(err, errlen, "pool '%s': cannot create its journal file %s: %s", vp->name,
+			 jpath, rc == -EEXIST ? "it already exists" : strerror(-rc));
+		return rc;
+	}
+	prm->journal_dev = vp->jdev;
 	return 0;
 }
 
@@ -81,13 +120,19 @@ static int create_one(struct vd_pool *vp, struct vreactor *r, uint64_t size, uin
 		return rc;
 	}
 	struct vpool_params prm = {.size = size, .extent_size = extent};
-	rc = vpool_format(vp->dev, &prm);
-	vblk_close(vp->dev);
-	vp->dev = NULL;
+	char jpath[VD_PATH_MAX + 16];
+	rc = create_journal_file(vp, r, &prm, jpath, sizeof(jpath), err, errlen);
+	if (rc == 0) {
+		rc = vpool_format(vp->dev, &prm);
+		if (rc < 0)
+			snprintf(err, errlen, "pool '%s': cannot format %s: %s", vp->name, vp->path,
+				 strerror(-rc));
+	}
+	close_stores(vp);
 	if (rc < 0) {
-		snprintf(err, errlen, "pool '%s': cannot format %s: %s", vp->name, vp->path,
-			 strerror(-rc));
 		unlink(vp->path);
+		if (rc != -EEXIST) /* (an existing journal file is not ours to remove) */
+			unlink(jpath);
 		return rc;
 	}
 	vlog_info(vp->name, "pool %s created: %s, %llu bytes", vp->name, vp->path,
@@ -171,13 +216,19 @@ static int format_existing(struct vd_pool *vp, struct vreactor *r, const struct 
 		rc = -EEXIST;
 	} else {
 		struct vpool_params prm = {.size = size, .extent_size = extent};
-		rc = vpool_format(vp->dev, &prm);
-		if (rc < 0)
-			snprintf(err, errlen, "pool '%s': cannot format %s: %s", vp->name, vp->path,
-				 strerror(-rc));
+		char jpath[VD_PATH_MAX + 16];
+		if (S_ISREG(st->st_mode)) /* a file: its journal in a file of its own too */
+			rc = create_journal_file(vp, r, &prm, jpath, sizeof(jpath), err, errlen);
+		if (rc == 0) {
+			rc = vpool_format(vp->dev, &prm);
+			if (rc < 0)
+				snprintf(err, errlen, "pool '%s': cannot format %s: %s", vp->name,
+					 vp->path, strerror(-rc));
+			if (rc < 0 && vp->jdev)
+				unlink(jpath); /* created above; the store itself is never removed */
+		}
 	}
-	vblk_close(vp->dev);
-	vp->dev = NULL;
+	close_stores(vp);
 	if (rc < 0)
 		return rc;
 	vlog_info(vp->name, "pool %s created on the existing %s %s, %llu bytes", vp->name,
@@ -240,9 +291,8 @@ void vd_pools_close(struct vd_pools *ps)
 			if (rc < 0)
 				vlog_err(vp->name, "closing pool %s: %s", vp->name, strerror(-rc));
 		}
-		vblk_close(vp->dev);
+		close_stores(vp);
 		vp->pool = NULL;
-		vp->dev = NULL;
 	}
 	ps->n = 0;
 }

@@ -24,7 +24,7 @@ one() { # one REGEX: exactly one stdout line matches it
 }
 one "xcopy_8g_16m_segments speedup_vs_host_copy=$R bytes_moved=$N xcopy_s=$R host_copy_s=$R size_mib=64 reps=1"
 one "xcopy_240m_command_latency_us=$N median_of=3 min_us=$N max_us=$N"
-one "first_write_into_clone latency_ratio_vs_overwrite=$R clone_write_us=$N overwrite_us=$N samples=16 backing=sparse"
+one "first_write_into_clone latency_ratio_vs_overwrite=$R clone_write_us=$N overwrite_us=$N samples=16 backing=sparse journal=file"
 [ "$(wc -l <<<"$out")" = 3 ] || fail "expected exactly 3 lines on stdout"
 # Source and destination offsets are extent-aligned: the copy shares, no data byte moves.
 grep -qE ' bytes_moved=0 ' <<<"$out" || fail "an extent-aligned copy moved data bytes"

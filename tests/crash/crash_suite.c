@@ -1103,7 +1103,7 @@ static void setup(struct suite *s)
 		tmp = "/tmp";
 	mkdir(tmp, 0755);
 	snprintf(s->path, sizeof(s->path), "%s/crash_suite.%d.pool", tmp, (int)getpid());
-	unlink(s->path);
+	simhost_remove_pool(s->path);
 	struct vpool_params prm = {.extent_size = EXTENT, .journal_size = JOURNAL};
 	char err[512];
 	int rc = simhost_create_pool(s->path, POOL_SIZE, &prm, SIMHOST_IO_CRASHSIM, s->seed, &s->h,
@@ -1381,7 +1381,7 @@ int main(int argc, char **argv)
 		fail(&s, "final close: %s", strerror(-rc));
 	if (s.check_bin)
 		exec_check(&s);
-	unlink(s.path);
+	simhost_remove_pool(s.path);
 	printf("crash_suite: %u crash points passed (seed %" PRIu64 "): %" PRIu64
 	       " writes acknowledged, %" PRIu64 " refused for space, %" PRIu64
 	       " deallocations, %" PRIu64 " clean reopens, %" PRIu64

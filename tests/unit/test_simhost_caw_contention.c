@@ -86,7 +86,7 @@ static void test_caw_contention(void **state)
 	const char *tmp = getenv("VAAID_TEST_TMP");
 	char path[512], err[256];
 	snprintf(path, sizeof(path), "%s/caw_contention.%d.pool", tmp ? tmp : "/tmp", (int)getpid());
-	unlink(path);
+	simhost_remove_pool(path);
 	struct simhost *h;
 	struct vpool_params prm = {0};
 	assert_int_equal(simhost_create_pool(path, 64u << 20, &prm, SIMHOST_IO_URING, 0, &h, err,
@@ -139,7 +139,7 @@ static void test_caw_contention(void **state)
 	assert_int_equal(simhost_reopen(h), 0);
 	assert_int_equal(read_counter(h), (uint64_t)N_WORKERS * ITERATIONS);
 	assert_int_equal(simhost_close(h), 0);
-	unlink(path);
+	simhost_remove_pool(path);
 	printf("caw contention: %u successes, %u miscompares\n", successes, miscompares);
 }
 

@@ -168,7 +168,7 @@ static void test_lbp_property(void **state)
 	const char *tmp = getenv("VAAID_TEST_TMP");
 	char path[512], err[256];
 	snprintf(path, sizeof(path), "%s/lbp_property.%d.pool", tmp ? tmp : "/tmp", (int)getpid());
-	unlink(path);
+	simhost_remove_pool(path);
 	struct simhost *h;
 	struct vpool_params prm = {.extent_size = 64u << 10};
 	assert_int_equal(simhost_create_pool(path, 32u << 20, &prm, SIMHOST_IO_URING, 0, &h, err,
@@ -194,7 +194,7 @@ static void test_lbp_property(void **state)
 	check_all(h, OPS);
 	assert_int_equal(simhost_verify(h, stderr), 0);
 	assert_int_equal(simhost_close(h), 0);
-	unlink(path);
+	simhost_remove_pool(path);
 	printf("lbp property: %d ops (write %u, unmap %u, write same unmap %u, write same %u)\n",
 	       OPS, counts[0], counts[1], counts[2], counts[3]);
 }

@@ -5,7 +5,9 @@
 #    registered pool, and a copy of a pool (a vaaid superblock);
 #  - --force formats a file written in full beforehand (first writes are then
 #    overwrites for the file system) and a block device (a loop device here),
-#    and a LUN on the block-device pool keeps what is written through sd.
+#    and a LUN on the block-device pool keeps what is written through sd;
+#  - a pool in a file gets its journal file <file>.journal (never an existing
+#    one: refused), a pool on a block device keeps its journal inside.
 # The loop device stays attached: the pools are registered in the state
 # directory, and later tests restart vaaid, which opens them again.
 set -euo pipefail
@@ -25,7 +27,13 @@ cmp -s -n $((64 << 20)) "$pre" /dev/zero || die "a refused pool create changed $
 refused "fewer than the pool size" pre "$pre" 128M --force
 mkdir -p "$STATE/adir"
 refused "neither a block device nor a regular file" dir "$STATE/adir" 64M --force
+touch "$pre.journal" # a file where the journal file would go: refused, both left alone
+refused "it already exists" pre "$pre" 64M --force
+cmp -s -n $((64 << 20)) "$pre" /dev/zero || die "a refused pool create changed $pre"
+[ ! -s "$pre.journal" ] || die "a refused pool create wrote $pre.journal"
+rm "$pre.journal"
 "$VAAICTL" pool create pre "$pre" 64M --force >/dev/null || die "pool create --force on a file"
+[ "$(head -c 8 "$pre.journal")" = AAIDJFIL ] || die "pool create --force on a file: no $pre.journal"
 "$VAAICTL" --json pool list | grep -q '"name":"pre"' || die "pool pre not listed"
 refused "is the store of pool 'pre'" pre2 "$pre" 64M --force
 cp "$pre" "$STATE/copy.pool"
@@ -36,6 +44,7 @@ truncate -s 96M "$STATE/blk.img"
 dev=$(losetup -f --show "$STATE/blk.img") || die "losetup"
 [ -b "$dev" ] || die "no loop block device"
 "$VAAICTL" pool create blk "$dev" 64M --force >/dev/null || die "pool create --force on $dev"
+[ ! -e "$dev.journal" ] || die "a pool on a block device got a journal file"
 refused "is the store of pool 'blk'" blk2 "$dev" 64M --force
 read -r sg sd < <(lone_lun blk0 blk $((32 << 20)) 50014050aa1d040)
 head -c $((4 << 20)) /dev/urandom >"$OUT/blk.data"

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Thin provisioning through LIO on a small pool (64 MiB file: 59 extents of 1 MiB;
-# vaaid's default soft threshold 80 % = 48 extents):
+# Thin provisioning through LIO on a small pool (64 MiB file: 63 extents of 1 MiB --
+# its journal is in small.pool.journal --; vaaid's default soft threshold 80 % = 51
+# extents):
 #  - the Logical Block Provisioning log page (0Ch) and mode page (1Ch/02h);
 #  - crossing the soft threshold: the next command gets UNIT ATTENTION 06h/38h/07h,
 #    once;
@@ -14,6 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$VAAICTL" pool create small "$STATE/small.pool" 64M >/dev/null || die "vaaictl pool create small"
+[ -f "$STATE/small.pool.journal" ] || die "pool create made no journal file small.pool.journal"
 read -r sg sd < <(lone_lun thin0 small $((256 << 20)) 50014050aa1d030)
 [ -n "$sg" ] && [ -n "$sd" ] || die "thin0 did not appear"
 tur() { sg_raw -v "$sg" 00 00 00 00 00 00 2>&1 || true; }
@@ -22,28 +24,28 @@ wr() { # wr MIB_OFFSET MIBS: direct writes of 1 MiB blocks through sg (sense kep
 		oflag=sgio 2>&1
 }
 
-# log page 0Ch: available 59, used 0 (in extents: THRESHOLD EXPONENT = 1 MiB)
+# log page 0Ch: available 63, used 0 (in extents: THRESHOLD EXPONENT = 1 MiB)
 logs=$(sg_logs -p 0xc "$sg")
-grep -qi "available LBA mapping threshold resource count: 59" <<<"$logs" || die "log page 0Ch: $logs"
+grep -qi "available LBA mapping threshold resource count: 63" <<<"$logs" || die "log page 0Ch: $logs"
 grep -qi "used LBA mapping threshold resource count: 0" <<<"$logs" || die "log page 0Ch: $logs"
-# mode page 1Ch/02h: threshold descriptor enabled, count 48
+# mode page 1Ch/02h: threshold descriptor enabled, count 51
 mp=$(sg_modes -6 -d -r -p 0x1c,0x02 "$sg" | od -An -tx1 -v | tr -s ' \n' ' ')
 read -r -a b <<<"$mp"
 [ "${b[4]}" = 5c ] && [ "${b[5]}" = 02 ] || die "mode page 1Ch/02h not returned: $mp"
-[ "${b[20]}" = 81 ] && [ "${b[21]}" = 02 ] && [ "${b[27]}" = 30 ] || die "threshold descriptor: $mp"
+[ "${b[20]}" = 81 ] && [ "${b[21]}" = 02 ] && [ "${b[27]}" = 33 ] || die "threshold descriptor: $mp"
 
-# 47 extents: below the threshold
-out=$(wr 0 47) || die "writing 47 MiB failed: $out"
+# 50 extents: below the threshold
+out=$(wr 0 50) || die "writing 50 MiB failed: $out"
 grep -qi "soft threshold" <<<"$(tur)" && die "unit attention below the threshold"
-# the 48th: the next command reports the threshold, once
-out=$(wr 47 1) || die "writing the 48th MiB failed: $out"
+# the 51st: the next command reports the threshold, once
+out=$(wr 50 1) || die "writing the 51st MiB failed: $out"
 t1=$(tur)
 grep -qi "thin provisioning soft threshold reached" <<<"$t1" || die "no UA 38h/07h: $t1"
 t2=$(tur)
 grep -qi "unit attention" <<<"$t2" && die "the threshold UA came twice: $t2"
 
-# fill the rest (59 extents), then a write into new space is refused: 27h/07h
-out=$(wr 48 11) || die "filling the pool failed: $out"
+# fill the rest (63 extents), then a write into new space is refused: 27h/07h
+out=$(wr 51 12) || die "filling the pool failed: $out"
 rc=0; out=$(wr 100 1) || rc=$?
 [ $rc -ne 0 ] || die "a write past the pool's space succeeded"
 grep -qi "space allocation failed write protect" <<<"$out" || die "not 27h/07h: $out"
@@ -62,7 +64,7 @@ out=$(wr 10 2) || die "overwrite while out of space failed: $out"
 blkdiscard -o $((20 << 20)) -l $((20 << 20)) "$sd" || die "blkdiscard failed"
 out=$(wr 100 1) || die "the write still fails after UNMAP: $out"
 logs=$(sg_logs -p 0xc "$sg")
-grep -qi "used LBA mapping threshold resource count: 40" <<<"$logs" || die "log page after UNMAP: $logs"
+grep -qi "used LBA mapping threshold resource count: 44" <<<"$logs" || die "log page after UNMAP: $logs"
 out=$(ddw 101) || die "dd still gets an error after UNMAP: $out"
 # stunned again (fill the 18 free extents), then resume by growing the pool online
 out=$(wr 130 18) || die "refilling the pool failed: $out"
@@ -72,5 +74,5 @@ rc=0; out=$(wr 160 1) || rc=$?
 out=$(wr 160 1) || die "the write still fails after vaaictl pool grow: $out"
 logs=$(sg_logs -p 0xc "$sg")
 grep -qi "available LBA mapping threshold resource count: 31" <<<"$logs" || die "log page after grow: $logs"
-grep -qi "used LBA mapping threshold resource count: 60" <<<"$logs" || die "log page after grow: $logs"
+grep -qi "used LBA mapping threshold resource count: 64" <<<"$logs" || die "log page after grow: $logs"
 log "thin ok: threshold UA once, 27h/07h (dd: ENOSPC) when full, reads/overwrites kept, resume after UNMAP and after pool grow"

@@ -47,6 +47,7 @@ struct simhost {
 	bool hyd_paused;         /* simhost_hydration: kept across reopen and crash */
 	struct vreactor *r;
 	struct vblk *dev;
+	struct vblk *jdev; /* the pool's journal file (PATH.journal), or NULL */
 	struct vpool *pool;
 	struct hlun luns[SIMHOST_MAX_LUNS];
 	pthread_t thr;
@@ -110,7 +111,34 @@ static void engine_stop(struct simhost *h)
 
 /* ---- setup / teardown of the reactor, device and pool */
 
-static int open_dev(struct simhost *h, uint64_t create_size, char *err, size_t errlen)
+/* Open (create_size > 0: create) one store of the pool. */
+static int open_store(struct simhost *h, const char *path, uint64_t create_size, struct vblk **out)
+{
+	int rc;
+	if (h->io == SIMHOST_IO_CRASHSIM) {
+		rc = vblk_crashsim_open(h->r, path, create_size, h->seed, out);
+	} else {
+		rc = vblk_uring_open(h->r, path, create_size, out);
+		if (rc == 0 && h->bench_skip_reserve)
+			rc = vblk_uring_bench_skip_reserve(*out, true);
+	}
+	return rc;
+}
+
+static void close_devs(struct simhost *h)
+{
+	vblk_close(h->jdev);
+	h->jdev = NULL;
+	vblk_close(h->dev);
+	h->dev = NULL;
+}
+
+/*
+ * The reactor, the store and, when the pool has one (create: jsize > 0; open:
+ * PATH.journal exists), its journal file, paired with the store for crashes.
+ */
+static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, char *err,
+		    size_t errlen)
 {
 	int rc = vreactor_create(256, &h->r);
 	if (rc < 0) {
@@ -121,18 +149,34 @@ static int open_dev(struct simhost *h, uint64_t create_size, char *err, size_t e
 	rc = vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
 	if (rc < 0)
 		return rc;
-	if (h->io == SIMHOST_IO_CRASHSIM) {
-		rc = vblk_crashsim_open(h->r, h->path, create_size, h->seed, &h->dev);
-		if (rc == 0)
-			vblk_crashsim_set_alloc_limit(h->dev, h->backing_limit);
-	} else {
-		rc = vblk_uring_open(h->r, h->path, create_size, &h->dev);
-		if (rc == 0 && h->bench_skip_reserve)
-			rc = vblk_uring_bench_skip_reserve(h->dev, true);
-	}
-	if (rc < 0)
+	rc = open_store(h, h->path, create_size, &h->dev);
+	if (rc < 0) {
 		snprintf(err, errlen, "%s: %s", h->path,
 			 rc == -EEXIST ? "already exists" : strerror(-rc));
+		return rc;
+	}
+	if (h->io == SIMHOST_IO_CRASHSIM)
+		vblk_crashsim_set_alloc_limit(h->dev, h->backing_limit);
+	char jpath[sizeof(h->path) + 16];
+	rc = vpool_journal_path(h->path, jpath, sizeof(jpath));
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: path too long for its journal file", h->path);
+		return rc;
+	}
+	if (create_size ? jsize == 0 : access(jpath, F_OK) != 0)
+		return 0; /* the journal is in the store */
+	rc = open_store(h, jpath, create_size ? jsize : 0, &h->jdev);
+	if (rc == 0 && h->io == SIMHOST_IO_CRASHSIM)
+		rc = vblk_crashsim_link(h->dev, h->jdev);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", jpath,
+			 rc == -EEXIST ? "already exists" : strerror(-rc));
+		if (create_size && rc == -EEXIST) {
+			vblk_close(h->dev); /* the store just created goes again */
+			h->dev = NULL;
+			unlink(h->path);
+		}
+	}
 	return rc;
 }
 
@@ -198,30 +242,53 @@ int simhost_create_pool(const char *path, uint64_t size, const struct vpool_para
 			enum simhost_io io, uint64_t seed, struct simhost **out, char *err,
 			size_t errlen)
 {
+	return simhost_create_pool_ex(path, size, prm, true, io, seed, out, err, errlen);
+}
+
+void simhost_remove_pool(const char *path)
+{
+	char j[4096 + 16];
+	unlink(path);
+	if (vpool_journal_path(path, j, sizeof(j)) == 0)
+		unlink(j);
+}
+
+/* Tear down a host whose setup failed part way. */
+static void setup_failed(struct simhost *h)
+{
+	if (h->r) {
+		close_devs(h);
+		abandon_engine(h);
+	}
+	host_free(h);
+}
+
+int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_params *prm,
+			   bool journal_file, enum simhost_io io, uint64_t seed,
+			   struct simhost **out, char *err, size_t errlen)
+{
 	struct simhost *h = host_new(path, io, seed);
 	if (!h)
 		return -ENOMEM;
-	int rc = open_dev(h, size, err, errlen);
+	struct vpool_params p = *prm;
+	p.size = size;
+	int rc = open_dev(h, size, journal_file ? vpool_journal_store_size(&p, size) : 0, err,
+			  errlen);
 	if (rc == 0) {
-		struct vpool_params p = *prm;
-		p.size = size;
+		p.journal_dev = h->jdev;
 		rc = vpool_format(h->dev, &p);
 		if (rc < 0)
 			snprintf(err, errlen, "cannot format %s: %s", path, strerror(-rc));
 	}
 	if (rc == 0) {
-		rc = vpool_open(h->dev, &h->pool);
+		rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, NULL);
 		if (rc < 0)
 			snprintf(err, errlen, "cannot open the new pool %s: %s", path, strerror(-rc));
 	}
 	if (rc == 0)
 		rc = engine_start(h);
 	if (rc < 0) {
-		if (h->r) {
-			vblk_close(h->dev);
-			abandon_engine(h);
-		}
-		host_free(h);
+		setup_failed(h);
 		return rc;
 	}
 	*out = h;
@@ -234,10 +301,10 @@ int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struc
 	struct simhost *h = host_new(path, io, seed);
 	if (!h)
 		return -ENOMEM;
-	int rc = open_dev(h, 0, err, errlen);
+	int rc = open_dev(h, 0, 0, err, errlen);
 	if (rc == 0) {
 		struct vpool_open_report rep = {0};
-		rc = vpool_open_ex(h->dev, 0, &h->pool, &rep);
+		rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, &rep);
 		if (rc < 0)
 			snprintf(err, errlen, "cannot open pool %s: %s%s%s", path, strerror(-rc),
 				 rep.error[0] ? ": " : "", rep.error);
@@ -245,11 +312,7 @@ int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struc
 	if (rc == 0)
 		rc = engine_start(h);
 	if (rc < 0) {
-		if (h->r) {
-			vblk_close(h->dev);
-			abandon_engine(h);
-		}
-		host_free(h);
+		setup_failed(h);
 		return rc;
 	}
 	*out = h;
@@ -575,13 +638,12 @@ int simhost_reopen(struct simhost *h)
 	rc = vpool_close(h->pool);
 	h->pool = NULL;
 	/* New reactor: nothing of the old devices can complete late. */
-	vblk_close(h->dev);
-	h->dev = NULL;
+	close_devs(h);
 	abandon_engine(h);
 	char err[256];
-	int rc2 = open_dev(h, 0, err, sizeof(err));
+	int rc2 = open_dev(h, 0, 0, err, sizeof(err));
 	if (rc2 == 0)
-		rc2 = vpool_open(h->dev, &h->pool);
+		rc2 = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, NULL);
 	if (rc2 == 0)
 		rc2 = bring_all_luns(h);
 	if (rc2 == 0 && h->threshold_pct)
@@ -613,7 +675,7 @@ int simhost_crash(struct simhost *h)
 	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
 	vblk_crashsim_power_on(h->dev, h->r);
 	memset(&h->last_recovery, 0, sizeof(h->last_recovery));
-	rc = vpool_open_ex(h->dev, 0, &h->pool, &h->last_recovery);
+	rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, &h->last_recovery);
 	if (rc == 0)
 		rc = bring_all_luns(h);
 	if (rc == 0 && h->threshold_pct)
@@ -651,6 +713,15 @@ struct vblk_stats simhost_blk_stats(struct simhost *h)
 {
 	engine_stop(h); /* the counters are the engine thread's */
 	struct vblk_stats st = h->dev->stats;
+	if (h->jdev) { /* the journal file's writes are all metadata */
+		const struct vblk_stats *j = &h->jdev->stats;
+		st.read_ops += j->read_ops;
+		st.write_ops += j->write_ops;
+		st.flush_ops += j->flush_ops;
+		st.bytes_read += j->bytes_read;
+		st.bytes_written += j->bytes_written;
+		st.meta_bytes_written += j->meta_bytes_written;
+	}
 	engine_start(h);
 	return st;
 }
@@ -754,8 +825,7 @@ int simhost_close(struct simhost *h)
 			tcmu_dev_stop(h->luns[i].dev);
 	int rc2 = vpool_close(h->pool);
 	h->pool = NULL;
-	vblk_close(h->dev);
-	h->dev = NULL;
+	close_devs(h);
 	abandon_engine(h);
 	host_free(h);
 	return rc < 0 ? rc : rc2;

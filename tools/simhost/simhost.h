@@ -38,6 +38,17 @@ struct simhost_result {
 int simhost_create_pool(const char *path, uint64_t size, const struct vpool_params *prm,
 			enum simhost_io io, uint64_t seed, struct simhost **out, char *err,
 			size_t errlen);
+/*
+ * The same with the journal's place chosen: journal_file true puts it in
+ * PATH.journal (what simhost_create_pool does, as the daemon does for pools in
+ * regular files), false in the store. Opening finds PATH.journal if it exists.
+ * With io=crashsim the two files are paired: one power loss for both.
+ */
+/* Remove a pool's files (PATH and PATH.journal); missing ones are fine. */
+void simhost_remove_pool(const char *path);
+int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_params *prm,
+			   bool journal_file, enum simhost_io io, uint64_t seed,
+			   struct simhost **out, char *err, size_t errlen);
 int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
 		      char *err, size_t errlen);
 /* Clean shutdown (waits for in-flight commands, checkpoints, closes). */

@@ -306,7 +306,7 @@ int bench_engine_main(int argc, char **argv)
 	char pool[4096], ffile[4096];
 	snprintf(pool, sizeof(pool), "%s/engine.pool", c.dir);
 	snprintf(ffile, sizeof(ffile), "%s/fio.file", c.dir);
-	unlink(pool);
+	simhost_remove_pool(pool);
 	/* The two volumes + room for the metadata (journal, checkpoints). */
 	uint64_t psize = c.size + c.alloc_size + (256u << 20);
 	struct vpool_params prm = {0};
@@ -424,7 +424,7 @@ out:
 		status = 1;
 	}
 	if (!c.keep) {
-		unlink(pool);
+		simhost_remove_pool(pool);
 		unlink(ffile);
 		rmdir(c.dir); /* only if empty */
 	}

@@ -1219,7 +1219,7 @@ int bench_vaai_main(int argc, char **argv)
 	char pool[4096], ffile[4096];
 	snprintf(pool, sizeof(pool), "%s/vaai.pool", c.dir);
 	snprintf(ffile, sizeof(ffile), "%s/fio.file", c.dir);
-	unlink(pool);
+	simhost_remove_pool(pool);
 	unlink(ffile);
 	/*
 	 * One pool for every phase: the ws volume's extents are free again before the unmap
@@ -1267,7 +1267,7 @@ int bench_vaai_main(int argc, char **argv)
 		status = 1;
 	}
 	if (!c.keep) {
-		unlink(pool);
+		simhost_remove_pool(pool);
 		unlink(ffile);
 		rmdir(c.dir); /* only if empty */
 	}

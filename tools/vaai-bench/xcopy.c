@@ -43,6 +43,9 @@
  *     (the kinds' order rotating; see bench_first_write for why); ratio of
  *     the medians of the first two. The first few cloned extents are read
  *     back whole and checked.
+ * The pool's journal is in a file of its own (pool.journal), as the daemon
+ * makes it for a pool in a regular file; --journal store keeps it in the pool
+ * file (the line's journal= says which).
  * Finally the pool's invariant checks run on the live pool (vpool_verify).
  * Any mismatch or failed check exits 1; --inject-mismatch (for the smoke
  * test) overwrites 4 KiB of xdst before the verification, which must fail.
@@ -90,6 +93,7 @@ struct xcfg {
 	bool inject_mismatch;
 	bool keep;
 	bool thick; /* --backing thick: the pool file's data area written once before the run */
+	bool journal_in_store; /* --journal store: the one-file layout (default: a journal file) */
 };
 
 /* What the target reported (RECEIVE COPY RESULTS OPERATING PARAMETERS, VPD 8Fh/B0h). */
@@ -970,8 +974,9 @@ static int bench_first_write(struct xb *x)
 				"DATA commit with the home write): median %.0f us, %.2fx the overwrite\n",
 			ma, mo > 0 ? ma / mo : 0);
 		printf("first_write_into_clone latency_ratio_vs_overwrite=%.2f clone_write_us=%.0f "
-		       "overwrite_us=%.0f samples=%u backing=%s\n",
-		       mo > 0 ? mc / mo : 0, mc, mo, n, c->thick ? "thick" : "sparse");
+		       "overwrite_us=%.0f samples=%u backing=%s journal=%s\n",
+		       mo > 0 ? mc / mo : 0, mc, mo, n, c->thick ? "thick" : "sparse",
+		       c->journal_in_store ? "store" : "file");
 		fflush(stdout);
 	}
 	free(order);
@@ -1063,6 +1068,12 @@ static int parse_args(struct xcfg *c, int argc, char **argv)
 				return -EINVAL;
 			}
 			c->thick = !strcmp(v, "thick");
+		} else if (!strcmp(a, "--journal")) {
+			if (strcmp(v, "file") && strcmp(v, "store")) {
+				fprintf(stderr, "vaai-bench xcopy: --journal must be file or store\n");
+				return -EINVAL;
+			}
+			c->journal_in_store = !strcmp(v, "store");
 		} else if (!strcmp(a, "--settle")) {
 			if (n < 0 || n > 60 || (!n && strcmp(v, "0"))) {
 				fprintf(stderr, "vaai-bench xcopy: --settle must be 0..60 s\n");
@@ -1115,7 +1126,7 @@ int bench_xcopy_main(int argc, char **argv)
 	mkdir(c.dir, 0755);
 	char pool[4096];
 	snprintf(pool, sizeof(pool), "%s/xcopy.pool", c.dir);
-	unlink(pool);
+	simhost_remove_pool(pool);
 	/* src + hdst + two extents per first-write sample (redirect, allocation) + metadata room. */
 	/* first-write blocks: one uncounted write per FW_BLOCK counted ones */
 	uint64_t fw = (uint64_t)c.samples + c.samples / FW_BLOCK + FW_BLOCK + 1;
@@ -1123,7 +1134,8 @@ int bench_xcopy_main(int argc, char **argv)
 	uint64_t psize = x.fill + c.size + 2 * redirects * EXTENT + (512ull << 20);
 	struct vpool_params prm = {.extent_size = EXTENT};
 	char err[512] = "";
-	int rc = simhost_create_pool(pool, psize, &prm, SIMHOST_IO_URING, 1, &x.h, err, sizeof(err));
+	int rc = simhost_create_pool_ex(pool, psize, &prm, !c.journal_in_store, SIMHOST_IO_URING, 1,
+					&x.h, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "vaai-bench xcopy: %s\n", err);
 		return 1;
@@ -1173,7 +1185,7 @@ int bench_xcopy_main(int argc, char **argv)
 		rc = rc ? rc : 1;
 	}
 	if (!c.keep) {
-		unlink(pool);
+		simhost_remove_pool(pool);
 		rmdir(c.dir); /* only if empty */
 	}
 	return rc == 0 ? 0 : 1;

@@ -2,7 +2,8 @@
  * vaai-check POOL: verify a pool offline. Reads both superblocks, the
  * checkpoint (crc, refcounts against references), replays the journal in
  * memory (every record checked against the state it applies to) and checks
- * every invariant (vpool_verify). Writes nothing. Exit 0 when consistent,
+ * every invariant (vpool_verify). A pool formatted with a journal file of its
+ * own is checked with POOL.journal (docs/design.md rule 12). Writes nothing. Exit 0 when consistent,
  * 1 with one line per problem otherwise, 2 on usage errors.
  */
 #include <errno.h>
@@ -32,14 +33,24 @@ int main(int argc, char **argv)
 		vreactor_destroy(r);
 		return 1;
 	}
+	struct vblk *jdev = NULL;
+	char jpath[4096];
+	if (vpool_store_has_journal_file(dev) == 1 &&
+	    vpool_journal_path(path, jpath, sizeof(jpath)) == 0) {
+		rc = vblk_uring_open(r, jpath, 0, &jdev);
+		if (rc < 0)
+			fprintf(stderr, "vaai-check: %s: cannot open the pool's journal file: %s\n",
+				jpath, strerror(-rc)); /* the open below names the problem too */
+	}
 	struct vpool *p;
 	struct vpool_open_report rep = {0};
-	rc = vpool_open_ex(dev, VPOOL_OPEN_READONLY, &p, &rep);
+	rc = vpool_open_stores(dev, jdev, VPOOL_OPEN_READONLY, &p, &rep);
 	if (rc < 0) {
 		/* rep.error names the problem when the pool layer knows it */
 		fprintf(stderr, "vaai-check: %s: %s%s\n", path,
 			rc == -EUCLEAN ? "metadata is inconsistent: " : "",
 			rep.error[0] ? rep.error : strerror(-rc));
+		vblk_close(jdev);
 		vblk_close(dev);
 		vreactor_destroy(r);
 		return 1;
@@ -55,6 +66,7 @@ int main(int argc, char **argv)
 		printf(" holding %llu byte(s) of small writes", (unsigned long long)rep.data_bytes);
 	printf(": %s\n", bad ? "INCONSISTENT" : "consistent");
 	vpool_abandon(p);
+	vblk_close(jdev);
 	vblk_close(dev);
 	vreactor_destroy(r);
 	return bad ? 1 : 0;

@@ -5,6 +5,7 @@
  * never change.
  *
  *   pool create PATH SIZE [extent=SIZE] [io=uring|crashsim] [journal=SIZE] [seed=N]
+ *               [journal-file=yes|no]   (yes, the default: the journal in PATH.journal)
  *   pool open PATH [io=uring|crashsim] [seed=N]
  *   volume create NAME SIZE [block=512|4096]
  *   attach NAME LUN
@@ -377,6 +378,7 @@ static void do_pool(struct sim *s, char **tok, int nt)
 	enum simhost_io io = SIMHOST_IO_URING;
 	uint64_t seed = 1;
 	struct vpool_params prm = {0};
+	bool journal_file = true; /* as the daemon does for a pool in a regular file */
 	int first_opt = create ? 4 : 3;
 	if (create && nt < 4)
 		die(s, "usage: pool create PATH SIZE [extent=SIZE] [io=uring|crashsim]");
@@ -396,6 +398,11 @@ static void do_pool(struct sim *s, char **tok, int nt)
 			prm.journal_size = (uint32_t)parse_size_or_die(s, "journal size", v);
 		else if (create && !strcmp(k, "max"))
 			prm.max_size = parse_size_or_die(s, "maximum pool size", v);
+		else if (create && !strcmp(k, "journal-file")) {
+			if (strcmp(v, "yes") && strcmp(v, "no"))
+				die(s, "journal-file=%s: expected yes or no", v);
+			journal_file = !strcmp(v, "yes");
+		}
 		else
 			die(s, "unknown option '%s'", k);
 	}
@@ -403,7 +410,8 @@ static void do_pool(struct sim *s, char **tok, int nt)
 	int rc;
 	if (create) {
 		uint64_t size = parse_size_or_die(s, "pool size", tok[3]);
-		rc = simhost_create_pool(tok[2], size, &prm, io, seed, &s->h, err, sizeof(err));
+		rc = simhost_create_pool_ex(tok[2], size, &prm, journal_file, io, seed, &s->h, err,
+					    sizeof(err));
 	} else {
 		rc = simhost_open_pool(tok[2], io, seed, &s->h, err, sizeof(err));
 	}

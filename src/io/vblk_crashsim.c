@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,8 +81,11 @@ struct csdev {
 	struct cs_comp *c_head, *c_tail;
 	struct vio_op kick;
 	bool kick_pending;
-	bool dead;
-	uint64_t gen, seq, clock, io_count, arm_left, rng;
+	/* dead and io_count are also read by other threads (a test polling for the
+	 * crash while an engine thread runs the device): atomic. */
+	atomic_bool dead;
+	_Atomic uint64_t io_count;
+	uint64_t gen, seq, clock, arm_left, rng;
 	uint64_t alloc_limit; /* 0: none; else allocate past this offset fails (ENOSPC) */
 	/* vblk_crashsim_link: the other device of a pair that loses power together;
 	 * the leader (follower == false) counts both devices' crash points. */

@@ -31,6 +31,12 @@ struct hlun {
 	int group; /* visibility group (simhost_set_visibility); LUNs of one group are co-visible */
 };
 
+struct dealloc_wait {
+	bool done;
+	int res;
+	struct dealloc_wait *next; /* h->abandoned_waits */
+};
+
 struct held {
 	struct simhost_result r;
 	struct held *next;
@@ -57,6 +63,7 @@ struct simhost {
 	struct vio_op wake_op;
 	uint64_t next_tag;
 	struct held *held; /* results reaped during reopen, delivered by the next reap */
+	struct dealloc_wait *abandoned_waits; /* simhost_deallocate: cut short by a crash */
 };
 
 /* ---- engine thread */
@@ -220,6 +227,11 @@ static void host_free(struct simhost *h)
 		simhost_result_free(&h->held->r);
 		free(h->held);
 		h->held = n;
+	}
+	while (h->abandoned_waits) { /* no engine and no reactor any more: no late callback */
+		struct dealloc_wait *n = h->abandoned_waits->next;
+		free(h->abandoned_waits);
+		h->abandoned_waits = n;
 	}
 	if (h->wake_fd >= 0)
 		close(h->wake_fd);
@@ -743,11 +755,6 @@ char *simhost_stats_json(struct simhost *h)
 	return s;
 }
 
-struct dealloc_wait {
-	bool done;
-	int res;
-};
-
 static void dealloc_done(void *arg, int res)
 {
 	struct dealloc_wait *w = arg;
@@ -759,11 +766,16 @@ int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint
 {
 	engine_stop(h);
 	struct vvol *v = vpool_volume_find(h->pool, volume);
-	struct dealloc_wait w = {0};
-	int rc = v ? vvol_deallocate(v, off, len, dealloc_done, &w) : -ENOENT;
-	while (rc == 0 && !w.done) {
+	/* On the heap: when the power goes off before the deallocation completes, this call
+	 * returns while the request may still be in the pool -- its callback can then run
+	 * later, on the engine thread (a crashed device fails what is in flight). The wait
+	 * then belongs to the host until host_free (never to a returned stack frame). */
+	struct dealloc_wait *w = calloc(1, sizeof(*w));
+	int rc = !w ? -ENOMEM : v ? vvol_deallocate(v, off, len, dealloc_done, w) : -ENOENT;
+	bool pending = rc == 0;
+	while (rc == 0 && !w->done) {
 		if (h->io == SIMHOST_IO_CRASHSIM && vblk_crashsim_crashed(h->dev)) {
-			rc = -EIO; /* the callback will never come: the power is off */
+			rc = -EIO; /* the power is off: the request dies with the pool */
 			break;
 		}
 		int n = vreactor_run_once(h->r, 10);
@@ -771,7 +783,13 @@ int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint
 			rc = n;
 	}
 	if (rc == 0)
-		rc = w.res;
+		rc = w->res;
+	if (pending && !w->done) {
+		w->next = h->abandoned_waits;
+		h->abandoned_waits = w;
+	} else {
+		free(w);
+	}
 	int rc2 = engine_start(h);
 	return rc < 0 ? rc : rc2;
 }

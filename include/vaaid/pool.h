@@ -151,8 +151,6 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st);
 typedef struct json_object json_object;
 json_object *vpool_stats_json(const struct vpool *p);
 struct vblk *vpool_dev(const struct vpool *p);
-/* The journal's store: vpool_dev(p), or the journal file. */
-struct vblk *vpool_journal_dev(const struct vpool *p);
 /*
  * Soft threshold (SBC-4 4.7.3.7): cb(arg, true) when the pool's used bytes reach
  * used_limit from below, cb(arg, false) when they drop below it again; each

@@ -23,6 +23,16 @@ static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
 static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
+_Static_assert(VJF_HDR_SIZE == VSB_SIZE, "both header blocks keep their crc in the last 4 bytes");
+
+/* crc32c of a 4 KiB header block (superblock or journal store header) whose
+ * last 4 bytes (its crc field) are taken as zero. */
+static uint32_t block_crc(const uint8_t *b)
+{
+	static const uint8_t zero[4];
+	return vcrc32c(vcrc32c(0, b, CRC_OFF), zero, sizeof(zero));
+}
+
 /* Field offsets (bytes). */
 enum {
 	O_MAGIC = 0, O_VERSION = 8, O_COMPAT = 12, O_INCOMPAT = 16, O_ROCOMPAT = 20,
@@ -58,7 +68,7 @@ void vsb_encode(const struct vsb *sb, uint8_t *b)
 	put32(b + O_CKCRC, sb->ckpt_crc);
 	put64(b + O_JSTART, sb->journal_start);
 	put64(b + O_JSEQ, sb->journal_seq);
-	put32(b + CRC_OFF, vcrc32c(0, b, VSB_SIZE));
+	put32(b + CRC_OFF, block_crc(b));
 }
 
 /* Geometry sanity: every region inside the device, in order, not overlapping. */
@@ -96,15 +106,7 @@ int vsb_decode(const uint8_t *b, struct vsb *sb)
 {
 	if (get64(b + O_MAGIC) != VSB_MAGIC)
 		return -ENODATA;
-	uint32_t crc = get32(b + CRC_OFF);
-	uint8_t *tmp = malloc(VSB_SIZE);
-	if (!tmp)
-		return -ENOMEM;
-	memcpy(tmp, b, VSB_SIZE);
-	memset(tmp + CRC_OFF, 0, 4); /* the crc was computed with its own field zero */
-	uint32_t calc = vcrc32c(0, tmp, VSB_SIZE);
-	free(tmp);
-	if (calc != crc)
+	if (block_crc(b) != get32(b + CRC_OFF))
 		return -EBADMSG;
 	memset(sb, 0, sizeof(*sb));
 	sb->version = get32(b + O_VERSION);
@@ -199,7 +201,7 @@ static void vjf_encode(const struct vsb *sb, uint8_t *b)
 	memcpy(b + JF_UUID, sb->uuid, 16);
 	put64(b + JF_JOFF, sb->journal_off);
 	put64(b + JF_JSIZE, sb->journal_size);
-	put32(b + CRC_OFF, vcrc32c(0, b, VJF_HDR_SIZE));
+	put32(b + CRC_OFF, block_crc(b));
 }
 
 int vjf_header_write(struct vblk *jdev, const struct vsb *sb)
@@ -222,11 +224,9 @@ int vjf_header_check(struct vblk *jdev, const struct vsb *sb)
 		return -ENOMEM;
 	int rc = vblk_pread_sync(jdev, b, VJF_HDR_SIZE, 0);
 	if (rc >= 0) {
-		uint32_t crc = get32(b + CRC_OFF);
-		memset(b + CRC_OFF, 0, 4);
 		if (get64(b + JF_MAGIC) != VJF_MAGIC)
 			rc = -ENODATA;
-		else if (vcrc32c(0, b, VJF_HDR_SIZE) != crc || get32(b + JF_VERSION) != VSB_VERSION)
+		else if (block_crc(b) != get32(b + CRC_OFF) || get32(b + JF_VERSION) != VSB_VERSION)
 			rc = -EBADMSG;
 		else if (memcmp(b + JF_UUID, sb->uuid, 16))
 			rc = -EXDEV;

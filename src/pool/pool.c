@@ -592,7 +592,6 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 }
 
 struct vblk *vpool_dev(const struct vpool *p) { return p->dev; }
-struct vblk *vpool_journal_dev(const struct vpool *p) { return p->jdev; }
 
 /* ---- volumes */
 

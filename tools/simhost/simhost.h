@@ -44,13 +44,13 @@ int simhost_create_pool(const char *path, uint64_t size, const struct vpool_para
  * regular files), false in the store. Opening finds PATH.journal if it exists.
  * With io=crashsim the two files are paired: one power loss for both.
  */
-/* Remove a pool's files (PATH and PATH.journal); missing ones are fine. */
-void simhost_remove_pool(const char *path);
 int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_params *prm,
 			   bool journal_file, enum simhost_io io, uint64_t seed,
 			   struct simhost **out, char *err, size_t errlen);
 int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
 		      char *err, size_t errlen);
+/* Remove a pool's files (PATH and PATH.journal); missing ones are fine. */
+void simhost_remove_pool(const char *path);
 /* Clean shutdown (waits for in-flight commands, checkpoints, closes). */
 int simhost_close(struct simhost *h);
 

@@ -116,6 +116,11 @@ static json_object *status_obj(struct vd_control *c)
 		if (json_object_object_get_ex(pj, "pool", &pool)) {
 			json_object_object_add(pool, "name", json_object_new_string(vp->name));
 			json_object_object_add(pool, "path", json_object_new_string(vp->path));
+			/* A pool in a regular file keeps its journal in a file of its own
+			 * (docs/design.md rule 12): the admin must keep the two together. */
+			char jpath[VD_PATH_MAX + 16];
+			if (vp->jdev && vpool_journal_path(vp->path, jpath, sizeof(jpath)) == 0)
+				json_object_object_add(pool, "journal_file", json_object_new_string(jpath));
 		}
 		json_object *vols;
 		if (json_object_object_get_ex(pj, "volumes", &vols))

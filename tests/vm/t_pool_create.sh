@@ -7,7 +7,8 @@
 #    overwrites for the file system) and a block device (a loop device here),
 #    and a LUN on the block-device pool keeps what is written through sd;
 #  - a pool in a file gets its journal file <file>.journal (never an existing
-#    one: refused), a pool on a block device keeps its journal inside.
+#    one: refused), a pool on a block device keeps its journal inside;
+#    vaaictl pool list / status name the journal file.
 # The loop device stays attached: the pools are registered in the state
 # directory, and later tests restart vaaid, which opens them again.
 set -euo pipefail
@@ -35,6 +36,10 @@ rm "$pre.journal"
 "$VAAICTL" pool create pre "$pre" 64M --force >/dev/null || die "pool create --force on a file"
 [ "$(head -c 8 "$pre.journal")" = AAIDJFIL ] || die "pool create --force on a file: no $pre.journal"
 "$VAAICTL" --json pool list | grep -q '"name":"pre"' || die "pool pre not listed"
+"$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"pre"' |
+	grep -qF "\"journal_file\":\"$pre.journal\"" || die "vaaictl pool list: no journal_file for pool pre"
+"$VAAICTL" status | grep -qxF "$(printf '%-16s journal file %s' pre "$pre.journal")" ||
+	die "vaaictl status does not show pool pre's journal file"
 refused "is the store of pool 'pre'" pre2 "$pre" 64M --force
 cp "$pre" "$STATE/copy.pool"
 refused "holds a vaaid pool" copy "$STATE/copy.pool" 64M --force
@@ -45,6 +50,8 @@ dev=$(losetup -f --show "$STATE/blk.img") || die "losetup"
 [ -b "$dev" ] || die "no loop block device"
 "$VAAICTL" pool create blk "$dev" 64M --force >/dev/null || die "pool create --force on $dev"
 [ ! -e "$dev.journal" ] || die "a pool on a block device got a journal file"
+! "$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"blk"' | grep -q journal_file ||
+	die "vaaictl pool list: a journal_file for the block-device pool blk"
 refused "is the store of pool 'blk'" blk2 "$dev" 64M --force
 read -r sg sd < <(lone_lun blk0 blk $((32 << 20)) 50014050aa1d040)
 head -c $((4 << 20)) /dev/urandom >"$OUT/blk.data"

@@ -96,6 +96,13 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 			printf("%-16s %12s %12s %12s %12s %12s %10s %8s  %s\n", get_str(p, "name"), a, b, c,
 			       d, f, g, ext, get_str(p, "path"));
 		}
+		/* Journal files (pools in regular files): part of the pool, kept with it. */
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			json_object *p, *j, *e = json_object_array_get_idx(arr, i);
+			if (json_object_object_get_ex(e, "pool", &p) &&
+			    json_object_object_get_ex(p, "journal_file", &j))
+				printf("%-16s journal file %s\n", get_str(p, "name"), json_object_get_string(j));
+		}
 	}
 	if (pools && volumes)
 		printf("\n");
@@ -264,7 +271,7 @@ int main(int argc, char **argv)
 	json_object *ok;
 	bool good = json_object_object_get_ex(ans, "ok", &ok) && json_object_get_boolean(ok);
 	if (json)
-		printf("%s\n", json_object_to_json_string_ext(ans, JSON_C_TO_STRING_PLAIN));
+		printf("%s\n", json_object_to_json_string_ext(ans, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	else if (!good)
 		fprintf(stderr, "vaaictl: %s\n", get_str(ans, "error"));
 	else if (!strncmp(line, "pool create", 11))

@@ -287,6 +287,8 @@ static void deliver(struct csdev *d, struct cs_comp *c)
 		d->b.stats.bytes_written += (uint64_t)res;
 		if (c->pw->meta)
 			d->b.stats.meta_bytes_written += (uint64_t)res;
+		if ((c->pw->off | (uint64_t)res) % VBLK_ALIGN)
+			d->b.stats.unaligned_writes++;
 		if (c->pw->dsync)
 			make_durable(d, c->pw); /* frees c->pw */
 	} else if (c->kind == CS_FLUSH) {

@@ -63,6 +63,8 @@ static void ureq_complete(struct ureq *q, int res)
 		q->d->b.stats.bytes_written += q->total;
 	if (res >= 0 && q->kind == UREQ_WRITE && (q->flags & VBLK_META))
 		q->d->b.stats.meta_bytes_written += q->total;
+	if (res >= 0 && q->kind == UREQ_WRITE && ((q->off - q->done) | q->total) % VBLK_ALIGN)
+		q->d->b.stats.unaligned_writes++;
 	free(q);
 	user->cb(user->arg, res);
 }

@@ -733,6 +733,7 @@ struct vblk_stats simhost_blk_stats(struct simhost *h)
 		st.bytes_read += j->bytes_read;
 		st.bytes_written += j->bytes_written;
 		st.meta_bytes_written += j->meta_bytes_written;
+		st.unaligned_writes += j->unaligned_writes;
 	}
 	engine_start(h);
 	return st;

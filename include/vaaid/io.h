@@ -126,7 +126,7 @@ struct vblk_stats {
 	uint64_t bytes_read, bytes_written;
 	uint64_t meta_bytes_written; /* the part of bytes_written written with VBLK_META */
 	/* Writes whose offset or length is not a multiple of VBLK_ALIGN: a file system
-	 * with 4 KiB blocks may serialize those (ext4 before Linux 6.7 drains all of the
+	 * with 4 KiB blocks may serialize those (ext4 in Linux 6.1 drains all of the
 	 * file's direct I/O for each), so the pool avoids them where it can. */
 	uint64_t unaligned_writes;
 };

@@ -1065,10 +1065,11 @@ int pool_rw_locked(struct vvol *v, bool write, uint64_t off, uint64_t len, const
  * command's read and written back unchanged under the exclusive locks. On a
  * 512-byte-block volume that costs nothing (one read and one write, 4 KiB
  * instead of 512 bytes) and keeps the pool file's direct I/O aligned: ext4
- * before Linux 6.7 serializes an unaligned direct write against all direct
- * I/O of the file (inode lock exclusive + inode_dio_wait), so a 512-byte ATS
- * written in place stalled every LUN of the pool (measured on Debian 12's
- * 6.1: docs/performance.md, "Session 10").
+ * in Linux 6.1 (Debian 12) serializes an unaligned direct write against all
+ * direct I/O of the file (inode lock exclusive + inode_dio_wait), so a
+ * 512-byte ATS written in place stalled every LUN of the pool (measured in
+ * the Debian 12 guest; 6.18 does not serialize: docs/performance.md,
+ * "Session 10").
  */
 int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *cmp,
 		       const struct iovec *wiov, int wiovcnt, uint64_t *miscompare_at, vvol_cb cb,

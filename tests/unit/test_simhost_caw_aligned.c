@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "simhost.h"
+#include "simhost_test_env.h"
 
 #define BS 512u
 #define VOL_BLOCKS (16384u + 3u) /* 8 MiB + 1.5 KiB: the last granule is cut short */
@@ -38,14 +38,8 @@ struct res {
 static void run(struct simhost *h, const uint8_t *cdb, size_t cdb_len, const uint8_t *out,
 		size_t out_len, size_t in_len, struct res *r)
 {
-	uint64_t tag;
-	assert_int_equal(simhost_submit(h, 0, cdb, cdb_len, out, out_len, in_len, &tag), 0);
 	struct simhost_result x;
-	int n = 0;
-	for (int tries = 0; n == 0 && tries < 600; tries++)
-		n = simhost_reap(h, &x, 1, 100);
-	assert_int_equal(n, 1);
-	assert_true(tag == x.tag);
+	test_cmd(h, cdb, cdb_len, out, out_len, in_len, &x);
 	r->status = x.r.status;
 	memcpy(r->sense, x.r.sense, sizeof(r->sense));
 	if (in_len) {
@@ -109,14 +103,9 @@ static uint64_t unaligned(struct simhost *h) { return simhost_blk_stats(h).unali
 static void test_caw_whole_granules(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("VAAID_TEST_TMP");
-	char path[512], err[256];
-	snprintf(path, sizeof(path), "%s/caw_aligned.%d.pool", tmp ? tmp : "/tmp", (int)getpid());
-	simhost_remove_pool(path);
-	struct simhost *h;
+	char path[512];
 	struct vpool_params prm = {0};
-	assert_int_equal(simhost_create_pool(path, 64u << 20, &prm, SIMHOST_IO_URING, 0, &h, err,
-					     sizeof(err)), 0);
+	struct simhost *h = test_pool_create("caw_aligned", 64u << 20, &prm, path, sizeof(path));
 	assert_int_equal(simhost_volume_create(h, "v", (uint64_t)VOL_BLOCKS * BS, BS), 0);
 	assert_int_equal(simhost_attach(h, "v", 0), 0);
 

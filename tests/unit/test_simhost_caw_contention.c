@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "simhost.h"
+#include "simhost_test_env.h"
 
 #define N_WORKERS 8
 #define ITERATIONS 25
@@ -67,13 +67,9 @@ static void submit_caw(struct simhost *h, struct worker *w)
 
 static uint64_t read_counter(struct simhost *h)
 {
-	struct worker w = {0};
-	submit_read(h, &w);
+	const uint8_t cdb[10] = {0x28, 0, 0, 0, 0, LBA, 0, 0, 1, 0};
 	struct simhost_result r;
-	int n = 0;
-	for (int tries = 0; n == 0 && tries < 600; tries++)
-		n = simhost_reap(h, &r, 1, 100);
-	assert_int_equal(n, 1);
+	test_cmd(h, cdb, sizeof(cdb), NULL, 0, BS, &r);
 	assert_int_equal(r.r.status, 0);
 	uint64_t v = value_of(r.r.data_in);
 	simhost_result_free(&r);
@@ -83,14 +79,9 @@ static uint64_t read_counter(struct simhost *h)
 static void test_caw_contention(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("VAAID_TEST_TMP");
-	char path[512], err[256];
-	snprintf(path, sizeof(path), "%s/caw_contention.%d.pool", tmp ? tmp : "/tmp", (int)getpid());
-	simhost_remove_pool(path);
-	struct simhost *h;
+	char path[512];
 	struct vpool_params prm = {0};
-	assert_int_equal(simhost_create_pool(path, 64u << 20, &prm, SIMHOST_IO_URING, 0, &h, err,
-					     sizeof(err)), 0);
+	struct simhost *h = test_pool_create("caw_contention", 64u << 20, &prm, path, sizeof(path));
 	assert_int_equal(simhost_volume_create(h, "v", 8u << 20, BS), 0);
 	assert_int_equal(simhost_attach(h, "v", 0), 0);
 

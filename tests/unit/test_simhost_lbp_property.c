@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "simhost.h"
+#include "simhost_test_env.h"
 #include "vaaid/scsi.h"
 
 #define BS 512u
@@ -47,13 +47,8 @@ static uint64_t rnd(void)
 static int run(struct simhost *h, const uint8_t *cdb, size_t cdb_len, const void *out,
 	       size_t out_len, void *in, size_t in_len)
 {
-	uint64_t tag;
-	assert_int_equal(simhost_submit(h, 0, cdb, cdb_len, out, out_len, in_len, &tag), 0);
 	struct simhost_result r;
-	int n = 0;
-	for (int tries = 0; n == 0 && tries < 600; tries++)
-		n = simhost_reap(h, &r, 1, 100);
-	assert_int_equal(n, 1);
+	test_cmd(h, cdb, cdb_len, out, out_len, in_len, &r);
 	int st = r.r.status;
 	if (in && r.r.data_in)
 		memcpy(in, r.r.data_in, r.r.data_in_len < in_len ? r.r.data_in_len : in_len);
@@ -165,14 +160,9 @@ static uint32_t rand_len(uint32_t lba)
 static void test_lbp_property(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("VAAID_TEST_TMP");
-	char path[512], err[256];
-	snprintf(path, sizeof(path), "%s/lbp_property.%d.pool", tmp ? tmp : "/tmp", (int)getpid());
-	simhost_remove_pool(path);
-	struct simhost *h;
+	char path[512];
 	struct vpool_params prm = {.extent_size = 64u << 10};
-	assert_int_equal(simhost_create_pool(path, 32u << 20, &prm, SIMHOST_IO_URING, 0, &h, err,
-					     sizeof(err)), 0);
+	struct simhost *h = test_pool_create("lbp_property", 32u << 20, &prm, path, sizeof(path));
 	assert_int_equal(simhost_volume_create(h, "v", NBLK * BS, BS), 0);
 	assert_int_equal(simhost_attach(h, "v", 0), 0);
 	memset(model, 0, sizeof(model));

@@ -43,8 +43,12 @@
  * is durable, and the request completes only when their commit is durable.
  * Except small writes (ALLOC / COW / VALIDATE spanning at most POOL_REDO_MAX
  * of granules in the extent): their records carry the bytes too (DATA,
- * redo.c), appended first; the home write goes without DSYNC at the same
- * time as the commit, and the sub completes when both have. An extent with
+ * redo.c), appended first; the sub completes when the commit is durable and
+ * its home write (without DSYNC, from a copy of the bytes) is issued then:
+ * the caller is answered at once, while the request keeps its locks until
+ * the home write is done, so nothing reads the extent before the bytes are
+ * there (a request whose caller holds the locks, pool_rw_locked, waits for
+ * both, the home write issued with the commit). An extent with
  * such writes since the last checkpoint is never classified OVERWRITE, and
  * its larger writes write their partial granules whole (redo.c says why).
  * Writes with more than IOV_MAX iovecs are split into several operations.
@@ -90,7 +94,11 @@ struct psub {
 	bool redo;         /* carried in the journal (redo.c): home write without DSYNC */
 	bool redo_logged;  /* its records (data included) are appended */
 	uint8_t redo_parts; /* home write and commit still to complete */
+	bool early;         /* completes at its commit; its home write follows (redo.c) */
+	bool home_owed;     /* completed early: its home write is still to complete */
 	uint32_t redo_at;   /* where its bytes start in the extent */
+	uint8_t *home_buf;  /* early: the home write's own copy of the bytes */
+	struct iovec home_iov;
 	void *runs_mem;    /* reads through a source: own iovecs and operations */
 	uint8_t *bounce[2];
 	struct iovec *iov;
@@ -127,6 +135,9 @@ struct preq {
 	size_t iov_used, iov_cap;
 	struct pio *pio_pool;
 	size_t pio_used, pio_cap;
+	bool prelocked;         /* pool_rw_locked: the caller owns the locks */
+	bool acked;             /* the caller was answered; home writes still owed */
+	unsigned homes_owed;    /* subs completed early whose home write is not done */
 	/* compare and write */
 	bool caw;
 	const uint8_t *caw_cmp;
@@ -152,6 +163,7 @@ static void req_free(struct preq *rq)
 		free(rq->subs[i].bounce[0]);
 		free(rq->subs[i].bounce[1]);
 		free(rq->subs[i].runs_mem);
+		free(rq->subs[i].home_buf);
 	}
 	free(rq->bounce_all);
 	free(rq->caw_buf);
@@ -169,13 +181,10 @@ static void allocs_step(struct preq *rq, int res);
 static void sub_allocated(void *arg, int res);
 static bool caw_compared_equal(struct preq *rq);
 
-static void req_finish(struct preq *rq)
+/* Locks released, request gone; the caller is answered unless it already was. */
+static void req_release(struct preq *rq)
 {
 	struct vpool *p = rq->p;
-	if (rq->caw && rq->op == OP_READ && !rq->err && caw_compared_equal(rq)) {
-		req_start_io(rq); /* the write phase, locks still held */
-		return;
-	}
 	for (unsigned i = 0; i < rq->nsub; i++) {
 		struct psub *s = &rq->subs[i];
 		if (s->locked)
@@ -186,12 +195,32 @@ static void req_finish(struct preq *rq)
 	p->inflight--;
 	p->fg_last_ns = vclock_ns();
 	pool_req_untrack(p, &rq->link);
-	vvol_cb cb = rq->cb;
+	vvol_cb cb = rq->acked ? NULL : rq->cb;
 	void *arg = rq->arg;
 	int err = rq->err;
 	req_free(rq);
-	cb(arg, err);
+	if (cb)
+		cb(arg, err);
 	pool_hydrator_kick(p); /* new redirected extents, or its pace under load */
+}
+
+static void req_finish(struct preq *rq)
+{
+	struct vpool *p = rq->p;
+	if (rq->caw && rq->op == OP_READ && !rq->err && caw_compared_equal(rq)) {
+		req_start_io(rq); /* the write phase, locks still held */
+		return;
+	}
+	if (rq->homes_owed) {
+		/* Durable in the journal, not yet readable at home: answer now, keep the
+		 * locks (and the request) until the home writes are done -- everything
+		 * that reads those extents takes their locks first. */
+		rq->acked = true;
+		p->fg_last_ns = vclock_ns();
+		rq->cb(rq->arg, rq->err);
+		return;
+	}
+	req_release(rq);
 }
 
 static void req_fail_deferred(void *arg, int res)
@@ -618,7 +647,30 @@ static void redo_part_done(struct psub *s, int err)
 		sub_done(s, s->err ? -EIO : 0);
 }
 
-static void redo_committed(void *arg, int res) { redo_part_done(arg, res < 0 ? -EIO : 0); }
+static void redo_committed(void *arg, int res)
+{
+	struct psub *s = arg;
+	if (!s->early) {
+		redo_part_done(s, res < 0 ? -EIO : 0);
+		return;
+	}
+	struct vpool *p = s->rq->p;
+	if (res < 0 || p->failed) {
+		/* No durable copy, and memory says the bytes are there: the pool stops
+		 * (its journal has failed anyway); no home write follows. */
+		p->failed = true;
+		pool_redo_home_done(p);
+		sub_done(s, -EIO);
+		return;
+	}
+	/* Durable: the sub is done for the caller; the home write now (sub_io_done
+	 * settles it), after the commit so that the commit's flush does not carry it. */
+	s->home_owed = true;
+	s->rq->homes_owed++;
+	s->redo_parts = 1;
+	sub_submit(s, pool_ext_off(p, s->pext) + s->redo_at, true); /* room checked when logged */
+	sub_done(s, 0);
+}
 
 static void sub_redo_fail(struct psub *s, int err)
 {
@@ -660,7 +712,19 @@ static void sub_redo_log(void *arg, int res)
 	s->redo_logged = true;
 	s->redo_parts = 2;
 	p->redo_inflight++;
-	sub_submit(s, pool_ext_off(p, s->pext) + s->redo_at, true); /* room checked above */
+	/* Unless the caller holds the locks (it releases them when answered), the sub
+	 * completes at its commit and its home write follows it (redo_committed): from
+	 * bytes of its own, as the caller's buffers are theirs again once answered. */
+	size_t n = iov_total(s->iov, s->niov);
+	if (!rq->prelocked && (s->home_buf = vblk_alloc_buf(vround_up(n, VBLK_ALIGN))) != NULL) {
+		iov_copy_from(s->iov, s->niov, 0, s->home_buf, n);
+		s->home_iov = (struct iovec){.iov_base = s->home_buf, .iov_len = n};
+		s->iov = &s->home_iov;
+		s->niov = 1;
+		s->early = true;
+	} else {
+		sub_submit(s, pool_ext_off(p, s->pext) + s->redo_at, true); /* room checked above */
+	}
 	s->jw.fn = redo_committed;
 	s->jw.arg = s;
 	vjournal_wait_commit(p->j, &s->jw);
@@ -680,6 +744,14 @@ static void sub_io_done(void *arg, int res)
 		pool_redo_home_done(rq->p);
 		if (s->err)
 			rq->p->failed = true; /* memory says the bytes are there: stop the pool */
+		if (s->home_owed) {
+			/* Completed early (a failed home write stopped the pool above; the
+			 * journal holds the bytes, a restart's replay writes them home). */
+			s->home_owed = false;
+			if (--rq->homes_owed == 0 && rq->acked)
+				req_release(rq);
+			return;
+		}
 		redo_part_done(s, s->err);
 		return;
 	}
@@ -1028,6 +1100,7 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 		req_fail(rq, -EIO);
 		return 0;
 	}
+	rq->prelocked = prelocked;
 	if (prelocked) {
 		/* The caller holds every extent exclusive (pool_rw_locked): nothing to take or
 		 * release here. */

@@ -5,12 +5,17 @@
  * How this works: a write that needs metadata anyway (it allocates, redirects
  * a shared extent or validates granules, datapath.c) and spans at most
  * POOL_REDO_MAX bytes appends its MAP / VALID records plus a DATA record
- * holding the bytes, then writes the bytes to their home in the extent
- * *without* DSYNC, at the same time as the commit. It completes when the
- * commit is durable and the home write has completed (visible to reads): the
- * journal holds the only durable copy until the next checkpoint, which waits
- * for home writes in flight and flushes the device before it retires the
- * journal (pool_redo_before_ckpt).
+ * holding the bytes. Once the commit is durable it completes for its caller
+ * and writes the bytes to their home in the extent *without* DSYNC (from a
+ * copy of its own), holding the extent locks until that write is done, so no
+ * read sees the extent before the bytes are there (datapath.c; a request
+ * whose caller holds the locks issues the home write with the commit and
+ * completes when both have). Issuing the home write after the commit, not
+ * with it, keeps it out of the commit's cache flush: a first write into
+ * never-written file space made that flush slower (docs/performance.md,
+ * session 10). The journal holds the only durable copy until the next
+ * checkpoint, which waits for home writes still to come or in flight and
+ * flushes the device before it retires the journal (pool_redo_before_ckpt).
  *
  * Replay writes a DATA record's bytes home again, unless a later record
  * makes them stale: a VALID record (set or clear) for a granule they touch,

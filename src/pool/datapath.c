@@ -93,7 +93,7 @@ struct psub {
 	bool runs;         /* read by issue_read_runs: nothing left to zero */
 	bool redo;         /* carried in the journal (redo.c): home write without DSYNC */
 	bool redo_logged;  /* its records (data included) are appended */
-	uint8_t redo_parts; /* home write and commit still to complete */
+	uint8_t redo_parts; /* not early: home write and commit still to complete */
 	bool early;         /* completes at its commit; its home write follows (redo.c) */
 	bool home_owed;     /* completed early: its home write is still to complete */
 	uint32_t redo_at;   /* where its bytes start in the extent */
@@ -667,7 +667,6 @@ static void redo_committed(void *arg, int res)
 	 * settles it), after the commit so that the commit's flush does not carry it. */
 	s->home_owed = true;
 	s->rq->homes_owed++;
-	s->redo_parts = 1;
 	sub_submit(s, pool_ext_off(p, s->pext) + s->redo_at, true); /* room checked when logged */
 	sub_done(s, 0);
 }
@@ -710,7 +709,6 @@ static void sub_redo_log(void *arg, int res)
 	 * the journal's from now until the next checkpoint; the home write makes them
 	 * visible to reads. */
 	s->redo_logged = true;
-	s->redo_parts = 2;
 	p->redo_inflight++;
 	/* Unless the caller holds the locks (it releases them when answered), the sub
 	 * completes at its commit and its home write follows it (redo_committed): from
@@ -723,6 +721,7 @@ static void sub_redo_log(void *arg, int res)
 		s->niov = 1;
 		s->early = true;
 	} else {
+		s->redo_parts = 2;
 		sub_submit(s, pool_ext_off(p, s->pext) + s->redo_at, true); /* room checked above */
 	}
 	s->jw.fn = redo_committed;

@@ -140,7 +140,8 @@ static void test_caw_whole_granules(void **state)
 	caw(h, 9, 2, v, nb, &r);
 	assert_int_equal(r.status, 2);
 	assert_int_equal(r.sense[2] & 0x0f, 0x0e); /* MISCOMPARE */
-	assert_int_equal(r.sense[12], 0x1d);
+	assert_int_equal(r.sense[12], 0x1d); /* MISCOMPARE DURING VERIFY OPERATION, SBC-4 5.3 */
+	assert_int_equal(r.sense[13], 0x00);
 	assert_int_equal(r.sense[0] & 0x80, 0x80); /* VALID */
 	assert_int_equal((uint32_t)r.sense[3] << 24 | (uint32_t)r.sense[4] << 16 |
 				 (uint32_t)r.sense[5] << 8 | r.sense[6],

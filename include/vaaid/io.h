@@ -193,6 +193,16 @@ void *vblk_alloc_buf(size_t len); /* VBLK_ALIGN-aligned, zeroed; free with free(
  */
 int vblk_uring_open(struct vreactor *r, const char *path, uint64_t create_size, struct vblk **out);
 /*
+ * The same with flags. A store has one owner: vblk_uring_open takes an exclusive
+ * lock on it (and claims a block device with O_EXCL); another open of it, in this
+ * process or another, fails with -EBUSY (and a message on stderr) until the owner
+ * closes it. VBLK_OPEN_SHARED (readers that write nothing, e.g. vaai-check): a
+ * shared lock, refused while an owner holds the store and refusing owners meanwhile.
+ */
+#define VBLK_OPEN_SHARED 0x1u
+int vblk_uring_open_flags(struct vreactor *r, const char *path, uint64_t create_size,
+			  unsigned flags, struct vblk **out);
+/*
  * Benchmarks only (vaai-bench vaai; the daemon never calls it): while skip is
  * true, vblk_allocate() on this vblk_uring file completes at once with 0 and
  * no fallocate, as for a block device. The benchmark maps hundreds of GiB of

@@ -185,11 +185,20 @@ int vd_config_load(struct vd_config *c, const char *path, char *err, size_t errl
 			 x.msg[0] ? x.msg : "syntax error (expected 'key = value' or '[section]')");
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < c->n_pools; i++)
+	for (unsigned i = 0; i < c->n_pools; i++) {
 		if (!c->pools[i].path[0] && strcmp(c->pools[i].name, "default")) {
 			snprintf(err, errlen, "%s: pool '%s' has no path", path, c->pools[i].name);
 			return -EINVAL;
 		}
+		/* Two pools on one store would overwrite each other (other spellings of one
+		 * path are caught when the second is opened: the store's lock, vblk_uring). */
+		for (unsigned j = 0; j < i; j++)
+			if (c->pools[i].path[0] && !strcmp(c->pools[i].path, c->pools[j].path)) {
+				snprintf(err, errlen, "%s: pools '%s' and '%s' have the same path %s", path,
+					 c->pools[j].name, c->pools[i].name, c->pools[i].path);
+				return -EINVAL;
+			}
+	}
 	return 0;
 }
 

@@ -311,11 +311,13 @@ int vblk_uring_bench_skip_reserve(struct vblk *b, bool skip)
 
 /* -------------------------------------------------------------------- open */
 
-static int open_direct(const char *path, uint64_t create_size)
+static int open_direct(const char *path, uint64_t create_size, bool excl_blkdev)
 {
 	int flags = O_RDWR | O_DIRECT | O_CLOEXEC;
 	if (create_size > 0)
 		flags |= O_CREAT | O_EXCL;
+	else if (excl_blkdev)
+		flags |= O_EXCL; /* a block device: the kernel's exclusive claim (EBUSY if mounted or claimed) */
 	int fd = open(path, flags, 0644);
 	if (fd >= 0)
 		return fd;
@@ -356,16 +358,53 @@ static int setup_file(int fd, const char *path, uint64_t create_size, bool *is_b
 	return probe_direct(fd, path);
 }
 
+/*
+ * One owner per store: an open file description lock on the whole store (F_OFD_SETLK;
+ * write lock for owners, read lock for VBLK_OPEN_SHARED readers), so a second vaaid,
+ * a second pool naming the same path, vaai-sim, or vaai-check on a pool in use is
+ * refused instead of writing (or judging) a pool another process is writing. OFD
+ * locks conflict between two opens in one process too, and the kernel drops them
+ * when the last descriptor closes (a crash included). Advisory: tools that do not
+ * lock (dd) are not stopped; block devices are also claimed with O_EXCL.
+ */
+static int lock_store(int fd, const char *path, bool shared)
+{
+	struct flock fl = {.l_type = shared ? F_RDLCK : F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	int err = errno;
+	if (err != EAGAIN && err != EACCES)
+		return -err;
+	fprintf(stderr, "vaaid: %s: in use (locked by a running vaaid, vaai-sim or vaai-check, "
+			"or already open here)\n", path);
+	return -EBUSY;
+}
+
 int vblk_uring_open(struct vreactor *r, const char *path, uint64_t create_size, struct vblk **out)
 {
-	if (!r || !path || !out || create_size % VBLK_SECTOR || create_size > (uint64_t)INT64_MAX)
+	return vblk_uring_open_flags(r, path, create_size, 0, out);
+}
+
+int vblk_uring_open_flags(struct vreactor *r, const char *path, uint64_t create_size,
+			  unsigned flags, struct vblk **out)
+{
+	if (!r || !path || !out || create_size % VBLK_SECTOR || create_size > (uint64_t)INT64_MAX ||
+	    (flags & ~VBLK_OPEN_SHARED) || (create_size && (flags & VBLK_OPEN_SHARED)))
 		return -EINVAL;
-	int fd = open_direct(path, create_size);
+	bool shared = flags & VBLK_OPEN_SHARED;
+	struct stat st;
+	bool excl_blkdev = !shared && create_size == 0 && stat(path, &st) == 0 && S_ISBLK(st.st_mode);
+	int fd = open_direct(path, create_size, excl_blkdev);
+	if (fd == -EBUSY && excl_blkdev)
+		fprintf(stderr, "vaaid: %s: block device in use (mounted, or claimed by another "
+				"process)\n", path);
 	if (fd < 0)
 		return fd;
 	bool is_blkdev = false;
 	uint64_t size = 0;
-	int rc = setup_file(fd, path, create_size, &is_blkdev, &size);
+	int rc = lock_store(fd, path, shared);
+	if (rc == 0)
+		rc = setup_file(fd, path, create_size, &is_blkdev, &size);
 	struct udev *d = rc < 0 ? NULL : calloc(1, sizeof(*d));
 	if (!d) {
 		close(fd);

@@ -104,10 +104,37 @@ static void test_create(void **state)
 	assert_int_equal(vblk_uring_open(e->r, e->path, 4 * MIB, &b2), -EEXIST);
 	assert_null(b2);
 	assert_int_equal(vblk_uring_open(e->r, e->path, 1000, &b2), -EINVAL);
-	/* Open the existing file. */
+	/* The store has an owner (e->b): a second open, exclusive or shared, is refused. */
+	assert_int_equal(vblk_uring_open(e->r, e->path, 0, &b2), -EBUSY);
+	assert_null(b2);
+	assert_int_equal(vblk_uring_open_flags(e->r, e->path, 0, VBLK_OPEN_SHARED, &b2), -EBUSY);
+	assert_null(b2);
+	assert_int_equal(vblk_uring_open_flags(e->r, e->path, 0, 0x2, &b2), -EINVAL);
+	assert_int_equal(vblk_uring_open_flags(e->r, e->path, 4 * MIB, VBLK_OPEN_SHARED, &b2), -EINVAL);
+	/* Open the existing file once its owner has closed it. */
+	vblk_close(e->b);
+	e->b = NULL;
 	assert_int_equal(vblk_uring_open(e->r, e->path, 0, &b2), 0);
 	assert_int_equal(b2->size, 4 * MIB);
-	vblk_close(b2);
+	e->b = b2; /* the fixture's teardown closes it */
+}
+
+/* Readers share (VBLK_OPEN_SHARED); an owner excludes them and they exclude owners. */
+static void test_open_shared_readers(void **state)
+{
+	struct env *e = *state;
+	vblk_close(e->b);
+	e->b = NULL;
+	struct vblk *r1 = NULL, *r2 = NULL, *w = NULL;
+	assert_int_equal(vblk_uring_open_flags(e->r, e->path, 0, VBLK_OPEN_SHARED, &r1), 0);
+	assert_int_equal(vblk_uring_open_flags(e->r, e->path, 0, VBLK_OPEN_SHARED, &r2), 0);
+	assert_int_equal(vblk_uring_open(e->r, e->path, 0, &w), -EBUSY);
+	assert_null(w);
+	vblk_close(r1);
+	assert_int_equal(vblk_uring_open(e->r, e->path, 0, &w), -EBUSY); /* r2 still reads */
+	vblk_close(r2);
+	assert_int_equal(vblk_uring_open(e->r, e->path, 0, &w), 0);
+	e->b = w;
 }
 
 static void test_write_read(void **state)
@@ -312,6 +339,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_shared_readers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readv_multi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_allocate, setup, teardown),

@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct vblk *dev;
-	rc = vblk_uring_open(r, path, 0, &dev);
+	rc = vblk_uring_open_flags(r, path, 0, VBLK_OPEN_SHARED, &dev);
 	if (rc < 0) {
 		fprintf(stderr, "vaai-check: %s: cannot open: %s\n", path, strerror(-rc));
 		vreactor_destroy(r);
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	char jpath[4096];
 	if (vpool_store_has_journal_file(dev) == 1 &&
 	    vpool_journal_path(path, jpath, sizeof(jpath)) == 0) {
-		rc = vblk_uring_open(r, jpath, 0, &jdev);
+		rc = vblk_uring_open_flags(r, jpath, 0, VBLK_OPEN_SHARED, &jdev);
 		if (rc < 0)
 			fprintf(stderr, "vaai-check: %s: cannot open the pool's journal file: %s\n",
 				jpath, strerror(-rc)); /* the open below names the problem too */

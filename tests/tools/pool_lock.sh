@@ -1,0 +1,77 @@
+#!/bin/bash
+# ctest tools/pool_lock: a pool has one owner at a time (vblk_uring's store lock,
+# docs/design.md rule 13). While vaai-sim holds a pool open (its script read from
+# a FIFO that stays open):
+#   - a second vaai-sim `pool open`, vaai-check, and vaaid (a config naming the
+#     pool) are refused with "in use", and the pool is left unchanged;
+#   - a vaaid config naming one path for two pools is refused at load;
+# and once the owner has exited, vaai-check and a new owner open the pool again.
+# Usage: pool_lock.sh VAAI_SIM VAAI_CHECK VAAID TMPDIR
+set -euo pipefail
+SIM=${1:?usage: pool_lock.sh VAAI_SIM VAAI_CHECK VAAID TMPDIR}
+CHECK=${2:?}
+VAAID=${3:?}
+TMP=${4:?}
+mkdir -p "$TMP"
+D=$(realpath "$(mktemp -d "$TMP/pool_lock.XXXXXX")")
+owner=
+cleanup() { [ -n "$owner" ] && kill "$owner" 2>/dev/null; exec 7>&- 2>/dev/null; rm -rf "$D"; }
+trap cleanup EXIT
+fail() { echo "pool_lock: FAIL: $*" >&2; exit 1; }
+expect_fail() { # expect_fail REGEX CMD...: CMD exits non-zero, REGEX in its stderr
+	local re=$1; shift
+	if "$@" >"$D/out" 2>"$D/err"; then fail "succeeded: $*"; fi
+	grep -qE "$re" "$D/err" || { cat "$D/err" >&2; fail "no '$re' from: $*"; }
+}
+
+"$SIM" >/dev/null 2>"$D/err" <<SCRIPT || { cat "$D/err" >&2; fail "create"; }
+pool create $D/p 64M extent=1M
+volume create v 16M
+attach v 0
+cmd 0 2a000000000000000800 out=fill:0x5a:4096
+SCRIPT
+sum_before=$(sha256sum "$D/p" "$D/p.journal")
+
+# the owner: vaai-sim with the pool open, waiting for more script on the FIFO
+mkfifo "$D/fifo"
+"$SIM" <"$D/fifo" >"$D/owner.out" 2>"$D/owner.err" &
+owner=$!
+exec 7>"$D/fifo"
+echo "pool open $D/p" >&7
+echo "stats" >&7
+for _ in $(seq 1 100); do grep -q '"used"' "$D/owner.out" 2>/dev/null && break; sleep 0.1; done
+grep -q '"used"' "$D/owner.out" || { cat "$D/owner.err" >&2; fail "the owner did not open the pool"; }
+
+expect_fail "in use" "$SIM" <<<"pool open $D/p"
+expect_fail "in use" "$CHECK" "$D/p"
+cat >"$D/vaaid.conf" <<CONF
+[daemon]
+state_dir = $D
+control_socket = $D/control
+[pool p]
+path = $D/p
+CONF
+expect_fail "in use" "$VAAID" --config "$D/vaaid.conf" --no-dbus
+# the refused openers wrote nothing (the owner is idle, its journal committed)
+[ "$(sha256sum "$D/p" "$D/p.journal")" = "$sum_before" ] || fail "a refused opener changed the pool"
+
+# the owner exits: the pool opens again
+exec 7>&-
+wait "$owner" || { cat "$D/owner.err" >&2; fail "the owner failed"; }
+owner=
+"$CHECK" "$D/p" >"$D/out" 2>&1 || { cat "$D/out" >&2; fail "vaai-check after the owner exited"; }
+"$SIM" >/dev/null 2>"$D/err" <<<"pool open $D/p" || { cat "$D/err" >&2; fail "reopen after the owner exited"; }
+
+# one path for two pools in a config: refused at load, naming both
+cat >"$D/two.conf" <<CONF
+[daemon]
+state_dir = $D
+control_socket = $D/control
+[pool a]
+path = $D/q
+[pool b]
+path = $D/q
+CONF
+expect_fail "pools 'a' and 'b' have the same path" "$VAAID" --config "$D/two.conf" --no-dbus
+[ ! -e "$D/q" ] || fail "a refused config created a pool"
+echo "pool_lock: ok"

@@ -49,6 +49,24 @@ int tcmu_nl_dispatch(struct tcmu_nl *nl);
 void tcmu_nl_close(struct tcmu_nl *nl);
 
 /*
+ * One received message (what tcmu_nl_dispatch does with each; exposed for
+ * tests). Messages not from the kernel (port != 0), too short for their
+ * generic netlink header, or of other commands are ignored: returns 0, no
+ * reply. ADDED/REMOVED/RECONFIG_DEVICE: validated, handed to the callback
+ * when valid (-EINVAL without calling it when not), and returns 1 with the
+ * *_DONE reply to send in *reply (status: the callback's result or -EINVAL;
+ * device_id echoed when it was readable).
+ */
+struct nl_msg;
+struct tcmu_nl_reply {
+	uint8_t cmd;
+	int status;
+	uint32_t device_id;
+};
+int tcmu_nl_handle(const struct tcmu_nl_ops *ops, void *arg, struct nl_msg *msg,
+		   struct tcmu_nl_reply *reply);
+
+/*
  * Split a UIO name "tcm-user/<hba>/<dev>/<subtype>/<cfgstring>". The
  * pointers point into buf (a copy of name). Returns -EINVAL when the name is
  * not a TCMU one.

@@ -10,9 +10,11 @@
  * every such message, whatever happens. After open the socket is
  * non-blocking; tcmu_nl_dispatch() drains it with nl_recvmsgs().
  *
- * Attribute validation: nla_policy checks types and lengths (strings must be
- * NUL-terminated within TCMU_NL_NAME_MAX); a message without TCMU_ATTR_DEVICE
- * or TCMU_ATTR_MINOR is answered -EINVAL and logged.
+ * Attribute validation (tcmu_nl_handle): only messages from the kernel (port
+ * 0) with a whole generic netlink header are looked at; nla_policy checks
+ * types and lengths (strings must be NUL-terminated within TCMU_NL_NAME_MAX);
+ * a message without TCMU_ATTR_DEVICE or TCMU_ATTR_MINOR is answered -EINVAL
+ * and logged. The reply echoes DEVICE_ID whenever it is readable.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -92,32 +94,48 @@ static int send_reply(struct tcmu_nl *nl, uint8_t cmd, int status, uint32_t devi
 	return rc;
 }
 
-static int on_message(struct nl_msg *msg, void *arg)
+int tcmu_nl_handle(const struct tcmu_nl_ops *ops, void *arg, struct nl_msg *msg,
+		   struct tcmu_nl_reply *reply)
 {
-	struct tcmu_nl *nl = arg;
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	memset(reply, 0, sizeof(*reply));
+	/* Device commands come from the kernel (port 0): anything else -- another
+	 * process's message sent to our port -- is not ours to act on, or to answer. */
+	if (nlh->nlmsg_pid != 0) {
+		vlog_warn(NULL, "netlink message from port %u (not the kernel): ignored", nlh->nlmsg_pid);
+		return 0;
+	}
+	if (!genlmsg_valid_hdr(nlh, 0)) {
+		vlog_err(NULL, "TCM-USER message too short for its generic netlink header: ignored");
+		return 0;
+	}
 	struct genlmsghdr *gh = nlmsg_data(nlh);
 	struct nlattr *a[TCMU_ATTR_MAX + 1];
-	uint8_t done;
 	int (*cb)(void *, const struct tcmu_nl_event *);
 	switch (gh->cmd) {
 	case TCMU_CMD_ADDED_DEVICE:
-		done = TCMU_CMD_ADDED_DEVICE_DONE;
-		cb = nl->ops->added;
+		reply->cmd = TCMU_CMD_ADDED_DEVICE_DONE;
+		cb = ops->added;
 		break;
 	case TCMU_CMD_REMOVED_DEVICE:
-		done = TCMU_CMD_REMOVED_DEVICE_DONE;
-		cb = nl->ops->removed;
+		reply->cmd = TCMU_CMD_REMOVED_DEVICE_DONE;
+		cb = ops->removed;
 		break;
 	case TCMU_CMD_RECONFIG_DEVICE:
-		done = TCMU_CMD_RECONFIG_DEVICE_DONE;
-		cb = nl->ops->reconfig;
+		reply->cmd = TCMU_CMD_RECONFIG_DEVICE_DONE;
+		cb = ops->reconfig;
 		break;
 	default:
-		return NL_SKIP; /* our own replies' echoes, future commands */
+		return 0; /* our own replies' echoes, future commands */
 	}
 	struct tcmu_nl_event ev;
 	memset(&ev, 0, sizeof(ev));
+	/* The kernel finds the waiting command by DEVICE_ID: echo it whenever it is
+	 * readable, even when another attribute is bad, or the configfs writer waits on. */
+	struct nlattr *ids[TCMU_ATTR_MAX + 1];
+	if (genlmsg_parse(nlh, 0, ids, TCMU_ATTR_MAX, NULL) == 0 && ids[TCMU_ATTR_DEVICE_ID] &&
+	    nla_len(ids[TCMU_ATTR_DEVICE_ID]) == sizeof(uint32_t))
+		ev.device_id = nla_get_u32(ids[TCMU_ATTR_DEVICE_ID]);
 	int rc = genlmsg_parse(nlh, 0, a, TCMU_ATTR_MAX, tcmu_policy);
 	if (rc < 0) {
 		vlog_err(NULL, "malformed TCM-USER message (command %u): %s", gh->cmd, nl_geterror(rc));
@@ -128,8 +146,6 @@ static int on_message(struct nl_msg *msg, void *arg)
 	} else {
 		snprintf(ev.device, sizeof(ev.device), "%s", nla_get_string(a[TCMU_ATTR_DEVICE]));
 		ev.minor = nla_get_u32(a[TCMU_ATTR_MINOR]);
-		if (a[TCMU_ATTR_DEVICE_ID])
-			ev.device_id = nla_get_u32(a[TCMU_ATTR_DEVICE_ID]);
 		if (a[TCMU_ATTR_DEV_CFG]) {
 			ev.has_cfg = true;
 			snprintf(ev.cfg, sizeof(ev.cfg), "%s", nla_get_string(a[TCMU_ATTR_DEV_CFG]));
@@ -142,10 +158,20 @@ static int on_message(struct nl_msg *msg, void *arg)
 			ev.has_writecache = true;
 			ev.writecache = nla_get_u8(a[TCMU_ATTR_WRITECACHE]);
 		}
-		rc = cb ? cb(nl->arg, &ev) : -EOPNOTSUPP;
 	}
-	if (nl->replies)
-		send_reply(nl, done, rc, ev.device_id);
+	if (rc == 0)
+		rc = cb ? cb(arg, &ev) : -EOPNOTSUPP;
+	reply->status = rc;
+	reply->device_id = ev.device_id;
+	return 1;
+}
+
+static int on_message(struct nl_msg *msg, void *arg)
+{
+	struct tcmu_nl *nl = arg;
+	struct tcmu_nl_reply reply;
+	if (tcmu_nl_handle(nl->ops, nl->arg, msg, &reply) && nl->replies)
+		send_reply(nl, reply.cmd, reply.status, reply.device_id);
 	return NL_OK;
 }
 

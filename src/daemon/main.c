@@ -244,16 +244,11 @@ static int loop(struct daemon *dm)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Start everything, serve until SIGTERM / SIGINT; the exit status. On any early
+ * failure what was started is left for teardown() (pools closed cleanly). */
+static int run(struct daemon *dm, bool no_dbus)
 {
-	struct daemon *dm = calloc(1, sizeof(*dm));
-	bool no_dbus = false;
 	char err[1200];
-	if (!dm)
-		return 1;
-	dm->sig_fd = -1;
-	if (parse_args(dm, argc, argv, &no_dbus) < 0)
-		return 2;
 	vlog_set_level((enum vlog_level)dm->conf.log_level);
 	int rc = vreactor_create(1024, &dm->r);
 	if (rc < 0) {
@@ -315,16 +310,42 @@ int main(int argc, char **argv)
 	vlog_info(NULL, "vaaid ready: %u pool(s), state directory %s", dm->pools.n,
 		  dm->conf.state_dir);
 	rc = loop(dm);
-	vd_devices_shutdown(dm->devs);
-	vd_devices_free(dm->devs);
+	return rc < 0 ? 1 : 0;
+}
+
+/* Stop and free whatever run() started (each part may be absent). */
+static void teardown(struct daemon *dm)
+{
+	if (dm->devs) {
+		vd_devices_shutdown(dm->devs);
+		vd_devices_free(dm->devs);
+	}
 	vd_pools_close(&dm->pools);
 	vd_control_close(dm->ctl);
 	vd_dbus_close(dm->bus);
 	tcmu_nl_close(dm->nl);
 	/* the poll ops still queued die with the ring: vreactor_destroy runs no callback */
 	vreactor_destroy(dm->r);
-	close(dm->sig_fd);
+	if (dm->sig_fd >= 0)
+		close(dm->sig_fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon *dm = calloc(1, sizeof(*dm));
+	bool no_dbus = false;
+	if (!dm)
+		return 1;
+	dm->sig_fd = -1;
+	if (parse_args(dm, argc, argv, &no_dbus) < 0) {
+		free(dm);
+		return 2;
+	}
+	int status = run(dm, no_dbus);
+	bool served = dm->ctl != NULL;
+	teardown(dm);
 	free(dm);
-	vlog_info(NULL, "vaaid stopped");
-	return rc < 0 ? 1 : 0;
+	if (served)
+		vlog_info(NULL, "vaaid stopped");
+	return status;
 }

@@ -18,9 +18,12 @@ owner=
 cleanup() { [ -n "$owner" ] && kill "$owner" 2>/dev/null; exec 7>&- 2>/dev/null; rm -rf "$D"; }
 trap cleanup EXIT
 fail() { echo "pool_lock: FAIL: $*" >&2; exit 1; }
-expect_fail() { # expect_fail REGEX CMD...: CMD exits non-zero, REGEX in its stderr
-	local re=$1; shift
-	if "$@" >"$D/out" 2>"$D/err"; then fail "succeeded: $*"; fi
+expect_fail() { # expect_fail REGEX CMD...: CMD exits 1 or 2 (an error, not a crash or a
+	# sanitizer's abort), REGEX in its stderr
+	local re=$1 st=0; shift
+	"$@" >"$D/out" 2>"$D/err" || st=$?
+	[ "$st" != 0 ] || fail "succeeded: $*"
+	[ "$st" -le 2 ] || { cat "$D/err" >&2; fail "exit status $st (crash or sanitizer report): $*"; }
 	grep -qE "$re" "$D/err" || { cat "$D/err" >&2; fail "no '$re' from: $*"; }
 }
 

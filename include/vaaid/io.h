@@ -149,6 +149,11 @@ struct vblk {
 	struct vreactor *reactor;
 	uint64_t size; /* bytes */
 	struct vblk_stats stats;
+	/* Direct writes not aligned to VBLK_ALIGN stall the whole store here (ext4
+	 * before Linux 6.4 takes the inode lock exclusive and drains all of the
+	 * file's direct I/O for each): the pool then writes whole 4 KiB granules,
+	 * reading what it does not overwrite first (vblk_uring sets it at open). */
+	bool unaligned_writes_serialize;
 };
 
 static inline int vblk_readv(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,

@@ -7,7 +7,10 @@
  *              that are not valid are overwritten with zeros in the buffer;
  *   ZERO       unmapped extent: the buffer is zeroed, no I/O;
  *   OVERWRITE  private extent (refcount 1) whose covered granules are all
- *              valid: one in-place write with DSYNC, no metadata;
+ *              valid: one in-place write with DSYNC, no metadata (on a store
+ *              that serializes unaligned direct writes -- struct vblk,
+ *              whole_granules() -- partial granules are read first and
+ *              written whole: a read-modify-write under the exclusive lock);
  *   VALIDATE   private extent with some covered granule not valid: the
  *              write (partial granules that were never written are padded
  *              with zeros to the whole granule), then a VALID record;
@@ -25,8 +28,8 @@
  * if valid there, else from the source, else zeros (one operation per run);
  * a write's partial granules that are not valid in it are completed from the
  * source (read first), never from zeros.
- * Locks: READ/ZERO/OVERWRITE take the extent lock shared, the others
- * exclusive; all of a request's extents are locked in ascending order before
+ * Locks: READ/ZERO/OVERWRITE take the extent lock shared (an OVERWRITE that
+ * reads-modifies-writes a granule exclusive), the others exclusive; all of a request's extents are locked in ascending order before
  * anything is decided for good. After locking, the classification is redone
  * (state may have changed while waiting); if an extent now needs the
  * exclusive lock, all locks are dropped and taken again.
@@ -267,9 +270,29 @@ static uint8_t classify(const struct preq *rq, const struct psub *s)
 	return SK_VALIDATE;
 }
 
-static uint8_t mode_for(const struct preq *rq, uint8_t kind)
+/* Does a write of this sub cover part of a granule (at either end)? */
+static bool sub_partial(const struct psub *s)
+{
+	return s->eoff % VPOOL_GRANULE || (s->eoff + s->len) % VPOOL_GRANULE;
+}
+
+/*
+ * Write whole granules even in place? When the store serializes unaligned direct
+ * writes (struct vblk: ext4 before Linux 6.4), a partial-granule overwrite reads
+ * its granule first and writes it whole: one more read, but no stall of every
+ * other I/O of the pool file.
+ */
+static bool whole_granules(const struct vpool *p)
+{
+	return p->dev->unaligned_writes_serialize;
+}
+
+static uint8_t mode_for(const struct preq *rq, const struct psub *s, uint8_t kind)
 {
 	if (rq->caw)
+		return XLOCK_EXCL;
+	/* a read-modify-write of a granule excludes every other writer of the extent */
+	if (kind == SK_OVERWRITE && whole_granules(rq->p) && sub_partial(s))
 		return XLOCK_EXCL;
 	return (kind == SK_READ || kind == SK_ZERO || kind == SK_OVERWRITE) ? XLOCK_SHARED
 									      : XLOCK_EXCL;
@@ -457,10 +480,14 @@ static int issue_write(struct preq *rq, struct psub *s)
 	 * granules whole: its VALID record makes older journal bytes there stale, so
 	 * they must not be needed for the granules' other bytes (redo.c). */
 	bool whole = !fresh && !s->redo && pool_redo_pending(p, s->pext);
-	s->pad_head = s->kind != SK_OVERWRITE && head_partial &&
-		      (fresh || whole || !pool_granule_valid(p, s->pext, g0));
-	s->pad_tail = s->kind != SK_OVERWRITE && tail_partial && g1 != g0 &&
-		      (fresh || whole || !pool_granule_valid(p, s->pext, g1));
+	/* A store that serializes unaligned writes gets whole granules always (an
+	 * OVERWRITE's partial granules are read first, under the exclusive lock). */
+	bool align = whole_granules(p);
+	s->pad_head = head_partial && (align || (s->kind != SK_OVERWRITE &&
+				       (fresh || whole || !pool_granule_valid(p, s->pext, g0))));
+	s->pad_tail = tail_partial && g1 != g0 &&
+		      (align || (s->kind != SK_OVERWRITE &&
+				 (fresh || whole || !pool_granule_valid(p, s->pext, g1))));
 	uint32_t pg[2] = {g0, g1};
 	bool pad[2] = {s->pad_head, s->pad_tail};
 	uint64_t from[2] = {UINT64_MAX, UINT64_MAX};
@@ -845,7 +872,7 @@ static void req_start_io(struct preq *rq)
 	for (unsigned i = 0; i < rq->nsub; i++) {
 		struct psub *s = &rq->subs[i];
 		s->kind = classify(rq, s);
-		if (mode_for(rq, s->kind) == XLOCK_EXCL && s->mode == XLOCK_SHARED) {
+		if (mode_for(rq, s, s->kind) == XLOCK_EXCL && s->mode == XLOCK_SHARED) {
 			for (unsigned k = 0; k < rq->nsub; k++) {
 				struct psub *t = &rq->subs[k];
 				if (t->locked)
@@ -1093,7 +1120,7 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 		s->doff = doff;
 		doff += s->len;
 		s->kind = classify(rq, s);
-		s->mode = mode_for(rq, s->kind);
+		s->mode = mode_for(rq, s, s->kind);
 	}
 	if (p->failed) {
 		req_fail(rq, -EIO);

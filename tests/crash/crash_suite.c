@@ -65,7 +65,10 @@
  * side rewritten or unmapped since, no crash since).
  *
  *   crash_suite [--points N] [--seed S] [--check VAAI_CHECK] [--verbose]
- *               [--no-coverage-check]
+ *               [--no-coverage-check] [--whole-granules]
+ * --whole-granules: partial-granule writes in place are read-modify-writes of
+ * whole granules, as on a store that serializes unaligned direct writes
+ * (datapath.c; simhost_whole_granules).
  * --no-coverage-check drops the "every kind exercised" requirement (printed:
  * how many kinds were missed). For short runs under ThreadSanitizer, whose
  * point is races (scripts/test); its full runs keep the requirement.
@@ -151,6 +154,7 @@ struct suite {
 	const char *check_bin;
 	bool verbose;
 	bool no_coverage; /* --no-coverage-check */
+	bool whole;       /* --whole-granules */
 	char path[4096];
 	struct simhost *h;
 	struct vmodel v[NVOL];
@@ -186,8 +190,8 @@ static void fail(struct suite *s, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fprintf(stderr, "crash_suite: reproduce with: crash_suite --seed %" PRIu64 " --points %u\n",
-		s->seed, s->point + 1);
+	fprintf(stderr, "crash_suite: reproduce with: crash_suite --seed %" PRIu64 " --points %u%s\n",
+		s->seed, s->point + 1, s->whole ? " --whole-granules" : "");
 	exit(1);
 }
 
@@ -1081,6 +1085,8 @@ static void run_vaai_check(struct suite *s)
 			       sizeof(err));
 	if (rc < 0)
 		fail(s, "reopen after vaai-check: %s", err);
+	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
+		fail(s, "whole granules after reopen");
 	for (int i = 0; i < NVOL; i++)
 		if (simhost_attach(s->h, s->v[i].name, i) < 0)
 			fail(s, "attach %s", s->v[i].name);
@@ -1115,6 +1121,8 @@ static void setup(struct suite *s)
 				     err, sizeof(err));
 	if (rc < 0)
 		fail(s, "create pool: %s", err);
+	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
+		fail(s, "whole granules");
 	/* 15 MiB of volumes on a pool with 11 MiB of capacity: thin and over-committed,
 	 * so allocating writes meet DATA PROTECT and must change nothing. */
 	for (int i = 0; i < NVOL; i++) {
@@ -1366,9 +1374,11 @@ int main(int argc, char **argv)
 			s.verbose = true;
 		else if (!strcmp(argv[i], "--no-coverage-check"))
 			s.no_coverage = true;
+		else if (!strcmp(argv[i], "--whole-granules"))
+			s.whole = true;
 		else {
 			fprintf(stderr, "usage: crash_suite [--points N] [--seed S] [--check VAAI_CHECK] "
-					"[--verbose] [--no-coverage-check]\n");
+					"[--verbose] [--no-coverage-check] [--whole-granules]\n");
 			return 2;
 		}
 	}

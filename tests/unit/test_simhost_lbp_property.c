@@ -11,7 +11,9 @@
  * operation every LBA must read exactly as the model says, and GET LBA STATUS
  * must agree with what reads return: an LBA reported deallocated reads zeros
  * (LBPRZ=1); a mapped one holds the last data written (the model's bytes). The
- * run ends with a reopen and the same check. Seeded and reproducible.
+ * run ends with a reopen and the same check. Seeded and reproducible. Run twice:
+ * as detected for the pool file, and with whole-granule writes in place forced on
+ * (what a store that serializes unaligned direct writes gets, datapath.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -157,12 +159,13 @@ static uint32_t rand_len(uint32_t lba)
 	return n < max ? n : max;
 }
 
-static void test_lbp_property(void **state)
+/* whole: write whole granules in place (as on a store that serializes unaligned writes) */
+static void lbp_property(int whole)
 {
-	(void)state;
 	char path[512];
 	struct vpool_params prm = {.extent_size = 64u << 10};
 	struct simhost *h = test_pool_create("lbp_property", 32u << 20, &prm, path, sizeof(path));
+	assert_int_equal(simhost_whole_granules(h, whole), 0);
 	assert_int_equal(simhost_volume_create(h, "v", NBLK * BS, BS), 0);
 	assert_int_equal(simhost_attach(h, "v", 0), 0);
 	memset(model, 0, sizeof(model));
@@ -189,10 +192,23 @@ static void test_lbp_property(void **state)
 	       OPS, counts[0], counts[1], counts[2], counts[3]);
 }
 
+static void test_lbp_property(void **state)
+{
+	(void)state;
+	lbp_property(-1);
+}
+
+static void test_lbp_property_whole_granules(void **state)
+{
+	(void)state;
+	lbp_property(1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lbp_property),
+		cmocka_unit_test(test_lbp_property_whole_granules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

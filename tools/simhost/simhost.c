@@ -50,6 +50,8 @@ struct simhost {
 	struct vpool_open_report last_recovery; /* simhost_crash's pool open */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
 	bool bench_skip_reserve; /* io=uring: simhost_bench_skip_reserve (benchmarks only) */
+	int whole_granules;      /* simhost_whole_granules: -1 as detected, else 0 / 1 */
+	bool detected_serialize; /* what vblk_uring detected for the pool file */
 	bool hyd_paused;         /* simhost_hydration: kept across reopen and crash */
 	struct vreactor *r;
 	struct vblk *dev;
@@ -129,6 +131,12 @@ static int open_store(struct simhost *h, const char *path, uint64_t create_size,
 		if (rc == 0 && h->bench_skip_reserve)
 			rc = vblk_uring_bench_skip_reserve(*out, true);
 	}
+	if (rc == 0) {
+		if (out == &h->dev)
+			h->detected_serialize = (*out)->unaligned_writes_serialize;
+		if (h->whole_granules >= 0)
+			(*out)->unaligned_writes_serialize = h->whole_granules;
+	}
 	return rc;
 }
 
@@ -195,6 +203,7 @@ static struct simhost *host_new(const char *path, enum simhost_io io, uint64_t s
 	snprintf(h->path, sizeof(h->path), "%s", path);
 	h->io = io;
 	h->seed = seed;
+	h->whole_granules = -1;
 	h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (h->wake_fd < 0) {
 		free(h);
@@ -420,6 +429,16 @@ static void apply_threshold(struct simhost *h)
 		if (h->luns[i].used && h->luns[i].dev)
 			vaaid_lun_set_soft_threshold(&h->luns[i].lun, bytes);
 	vpool_set_soft_threshold(h->pool, bytes, threshold_crossed, h);
+}
+
+int simhost_whole_granules(struct simhost *h, int on)
+{
+	if (on < -1 || on > 1)
+		return -EINVAL;
+	engine_stop(h);
+	h->whole_granules = on;
+	h->dev->unaligned_writes_serialize = on >= 0 ? on : h->detected_serialize;
+	return engine_start(h);
 }
 
 int simhost_bench_skip_reserve(struct simhost *h, bool skip)

@@ -128,5 +128,9 @@ struct vblk_stats simhost_blk_stats(struct simhost *h);
  * file while skip is true (vblk_uring_bench_skip_reserve; kept across reopen). Off by
  * default; -EOPNOTSUPP for io=crashsim. */
 int simhost_bench_skip_reserve(struct simhost *h, bool skip);
+/* Write whole granules in place (struct vblk unaligned_writes_serialize): 1 on, 0 off,
+ * -1 as vblk_uring detected for the pool file (the default; off for io=crashsim).
+ * Kept across reopen. */
+int simhost_whole_granules(struct simhost *h, int on);
 
 #endif

@@ -21,6 +21,11 @@
  * completely first (then dropped from the page cache) for randwrite and
  * randread, a fresh sparse file of --alloc-size for each alloc run (fio's
  * random map: each block once, like the engine's order).
+ * --bs 512: randwrite / randread of 512 bytes at random 512-byte offsets
+ * (lines named randwrite_512_qd32 / randread_512_qd32; fio likewise);
+ * --whole-granules on|off|auto: partial-granule writes in place as
+ * read-modify-writes of whole granules, or not, or as detected for the pool
+ * file (the default; datapath.c).
  * Per pattern the order is engine, fio, fio, engine, each for half of
  * --runtime, after a sync and a 2 s pause each, so that what the disk is
  * still flushing weighs on both sides alike; each side totals --runtime.
@@ -52,6 +57,8 @@ struct ecfg {
 	bool no_fio;      /* engine only (profiling) */
 	bool spin;        /* the kernel side busy-polls for completions (profiling) */
 	bool keep;
+	unsigned bs;      /* --bs: randwrite / randread size and alignment (512 or 4096) */
+	int whole;        /* --whole-granules on|off|auto: 1 / 0 / -1 (simhost_whole_granules) */
 };
 
 enum pattern { P_RANDWRITE, P_RANDREAD, P_ALLOC };
@@ -63,7 +70,7 @@ struct eng_run {
 };
 
 /* Keep qd commands in flight until runtime passes (or the order runs out). */
-static int engine_run(struct simhost *h, int lun, enum pattern pat, uint64_t n_io,
+static int engine_run(struct simhost *h, int lun, enum pattern pat, uint64_t n_io, unsigned bs,
 		      const uint32_t *order, uint64_t *order_next, double runtime, unsigned qd,
 		      bool spin, struct eng_run *out)
 {
@@ -92,8 +99,8 @@ static int engine_run(struct simhost *h, int lun, enum pattern pat, uint64_t n_i
 			}
 			uint8_t cdb[16];
 			bool wr = pat != P_RANDREAD;
-			sb_rw16_cdb(cdb, wr ? 0x8a : 0x88, k * (IO / BLK), IO / BLK);
-			rc = simhost_submit(h, lun, cdb, 16, wr ? buf : NULL, wr ? IO : 0, wr ? 0 : IO, NULL);
+			sb_rw16_cdb(cdb, wr ? 0x8a : 0x88, k * (bs / BLK), bs / BLK);
+			rc = simhost_submit(h, lun, cdb, 16, wr ? buf : NULL, wr ? bs : 0, wr ? 0 : bs, NULL);
 			if (rc == -EAGAIN)
 				break;
 			if (rc < 0)
@@ -210,7 +217,9 @@ static int run_fio(const struct ecfg *c, const char *file, enum pattern pat, dou
 	argv[n++] = a_size;
 	argv[n++] = "--ioengine=io_uring";
 	argv[n++] = "--direct=1";
-	argv[n++] = "--bs=4k";
+	char a_bs[32];
+	snprintf(a_bs, sizeof(a_bs), "--bs=%u", pat == P_ALLOC ? IO : c->bs);
+	argv[n++] = a_bs;
 	argv[n++] = a_qd;
 	argv[n++] = "--time_based";
 	argv[n++] = a_rt;
@@ -278,6 +287,18 @@ static int parse_args(struct ecfg *c, int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--only")) {
 			c->only = v;
+		} else if (!strcmp(a, "--bs")) {
+			c->bs = (unsigned)atoi(v);
+			if (c->bs != 512 && c->bs != 4096) {
+				fprintf(stderr, "vaai-bench engine: --bs must be 512 or 4096\n");
+				return -EINVAL;
+			}
+		} else if (!strcmp(a, "--whole-granules")) {
+			c->whole = !strcmp(v, "on") ? 1 : !strcmp(v, "off") ? 0 : !strcmp(v, "auto") ? -1 : -2;
+			if (c->whole == -2) {
+				fprintf(stderr, "vaai-bench engine: --whole-granules must be on, off or auto\n");
+				return -EINVAL;
+			}
 		} else if (!strcmp(a, "--fio")) {
 			c->fio = v;
 		} else {
@@ -298,7 +319,7 @@ static void print_line(const char *name, const struct eng_run *e, double fio)
 int bench_engine_main(int argc, char **argv)
 {
 	struct ecfg c = {.dir = "build/bench-tmp", .size = 1ull << 30, .alloc_size = 4ull << 30,
-			 .runtime = 20, .qd = 32,
+			 .runtime = 20, .qd = 32, .bs = IO, .whole = -1,
 			 .fio = "/usr/bin/fio"};
 	if (parse_args(&c, argc, argv) < 0)
 		return 2;
@@ -318,9 +339,14 @@ int bench_engine_main(int argc, char **argv)
 		return 1;
 	}
 	int status = 1;
+	if ((rc = simhost_whole_granules(h, c.whole)) < 0) {
+		fprintf(stderr, "vaai-bench: --whole-granules: %s\n", strerror(-rc));
+		simhost_close(h);
+		return 1;
+	}
 	struct eng_run e;
 	double fio = 0;
-	uint64_t n_io = c.size / IO, n_alloc = c.alloc_size / IO;
+	uint64_t n_io = c.size / c.bs, n_alloc = c.alloc_size / IO;
 	uint32_t *order = NULL;
 	if ((rc = simhost_volume_create(h, "full", c.size, BLK)) < 0 ||
 	    (rc = simhost_volume_create(h, "fresh", c.alloc_size, BLK)) < 0 ||
@@ -341,11 +367,12 @@ int bench_engine_main(int argc, char **argv)
 		goto out;
 	}
 
-	static const struct {
+	/* (--bs 512: the randwrite and randread lines are named _512_ instead of _4k_) */
+	struct {
 		enum pattern p;
 		const char *name;
-	} runs[] = {{P_RANDWRITE, "randwrite_4k_qd32"},
-		    {P_RANDREAD, "randread_4k_qd32"},
+	} runs[] = {{P_RANDWRITE, c.bs == IO ? "randwrite_4k_qd32" : "randwrite_512_qd32"},
+		    {P_RANDREAD, c.bs == IO ? "randread_4k_qd32" : "randread_512_qd32"},
 		    {P_ALLOC, "alloc_write_4k_qd32"}};
 	/* Let the fills reach the disk: a run must not pay for the previous one's writeback. */
 	sync();
@@ -394,7 +421,8 @@ int bench_engine_main(int argc, char **argv)
 			}
 			struct eng_run *e = step == 0 ? &ea : &eb;
 			fprintf(stderr, "# engine %s, %.0f s\n", runs[r].name, half);
-			rc = engine_run(h, lun, runs[r].p, runs[r].p == P_ALLOC ? n_alloc : n_io, order,
+			rc = engine_run(h, lun, runs[r].p, runs[r].p == P_ALLOC ? n_alloc : n_io,
+					runs[r].p == P_ALLOC ? IO : c.bs, order,
 					&next, half, c.qd, c.spin, e);
 			if (rc < 0 || e->errors) {
 				fprintf(stderr, "vaai-bench: engine run failed: %s, %llu command errors\n",

@@ -26,6 +26,8 @@
  * GET LBA STATUS reports deallocated reads zeros, and after a reopen the
  * volumes hold exactly what they held before it and verify again.
  *
+ * Run twice: with partial-granule writes as detected for the pool file, and
+ * with them forced to whole-granule read-modify-writes (datapath.c).
  * Seeded and reproducible: VAAID_FUZZ_SEED (default 1) and VAAID_FUZZ_OPS
  * (default 3000) override; the seed is printed.
  */
@@ -614,9 +616,9 @@ static void check_lba_status(struct simhost *h, int lun, uint32_t bs, uint64_t n
 	}
 }
 
-static void test_cdb_fuzz(void **state)
+/* whole: partial-granule writes in place as read-modify-writes (-1: as detected) */
+static void cdb_fuzz(int whole)
 {
-	(void)state;
 	struct fuzz *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
 	const char *s = getenv("VAAID_FUZZ_SEED"), *o = getenv("VAAID_FUZZ_OPS");
@@ -631,6 +633,7 @@ static void test_cdb_fuzz(void **state)
 	 * run the pool out of space (27h/07h is a legal answer). */
 	f->h = test_pool_create("cdb_fuzz", 16u << 20, &prm, path, sizeof(path));
 	struct simhost *h = f->h;
+	assert_int_equal(simhost_whole_granules(h, whole), 0);
 	f->bs[0] = 512;
 	f->bs[1] = 4096;
 	assert_int_equal(simhost_volume_create(h, "a", VOL_BYTES, 512), 0);
@@ -747,10 +750,23 @@ static void test_cdb_fuzz(void **state)
 	free(f);
 }
 
+static void test_cdb_fuzz(void **state)
+{
+	(void)state;
+	cdb_fuzz(-1);
+}
+
+static void test_cdb_fuzz_whole_granules(void **state)
+{
+	(void)state;
+	cdb_fuzz(1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cdb_fuzz),
+		cmocka_unit_test(test_cdb_fuzz_whole_granules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,9 @@ static json_object *status_obj(struct vd_control *c)
 			char jpath[VD_PATH_MAX + 16];
 			if (vp->jdev && vpool_journal_path(vp->path, jpath, sizeof(jpath)) == 0)
 				json_object_object_add(pool, "journal_file", json_object_new_string(jpath));
+			/* docs/design.md rule 14: partial granules written whole (read first) */
+			json_object_object_add(pool, "whole_granule_writes",
+					       json_object_new_boolean(vp->dev->unaligned_writes_serialize));
 		}
 		json_object *vols;
 		if (json_object_object_get_ex(pj, "volumes", &vols))

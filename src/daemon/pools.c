@@ -80,6 +80,10 @@ static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t er
 	vlog_info(vp->name, "pool %s opened (%s): journal replayed %llu commit(s), %llu byte(s) of small writes written home",
 		  vp->name, vp->path, (unsigned long long)rep.commits,
 		  (unsigned long long)rep.data_bytes);
+	if (vp->dev->unaligned_writes_serialize)
+		vlog_info(vp->name, "pool %s: its file system serializes unaligned direct writes (ext4 "
+			  "before Linux 6.4): partial 4 KiB granules are read and written whole "
+			  "(docs/design.md rule 14)", vp->name);
 	return 0;
 }
 

@@ -47,13 +47,12 @@ grep -q '"used"' "$D/owner.out" || { cat "$D/owner.err" >&2; fail "the owner did
 
 expect_fail "in use" "$SIM" <<<"pool open $D/p"
 expect_fail "in use" "$CHECK" "$D/p"
-cat >"$D/vaaid.conf" <<CONF
-[daemon]
-state_dir = $D
-control_socket = $D/control
-[pool p]
-path = $D/p
-CONF
+conf() { # conf FILE NAME=PATH...: a vaaid config with these pools
+	local f=$1; shift
+	printf '[daemon]\nstate_dir = %s\ncontrol_socket = %s/control\n' "$D" "$D" >"$f"
+	for p in "$@"; do printf '[pool %s]\npath = %s\n' "${p%%=*}" "${p#*=}" >>"$f"; done
+}
+conf "$D/vaaid.conf" "p=$D/p"
 expect_fail "in use" "$VAAID" --config "$D/vaaid.conf" --no-dbus
 # the refused openers wrote nothing (the owner is idle, its journal committed)
 [ "$(sha256sum "$D/p" "$D/p.journal")" = "$sum_before" ] || fail "a refused opener changed the pool"
@@ -66,15 +65,7 @@ owner=
 "$SIM" >/dev/null 2>"$D/err" <<<"pool open $D/p" || { cat "$D/err" >&2; fail "reopen after the owner exited"; }
 
 # one path for two pools in a config: refused at load, naming both
-cat >"$D/two.conf" <<CONF
-[daemon]
-state_dir = $D
-control_socket = $D/control
-[pool a]
-path = $D/q
-[pool b]
-path = $D/q
-CONF
+conf "$D/two.conf" "a=$D/q" "b=$D/q"
 expect_fail "pools 'a' and 'b' have the same path" "$VAAID" --config "$D/two.conf" --no-dbus
 [ ! -e "$D/q" ] || fail "a refused config created a pool"
 echo "pool_lock: ok"

@@ -134,6 +134,31 @@ static size_t cdb_len_of(uint8_t op)
 	}
 }
 
+/* LOGICAL BLOCK ADDRESS and TRANSFER LENGTH where the CDB's size puts them (SBC-4
+ * READ/WRITE(6), (10), (12), (16); VERIFY and WRITE AND VERIFY likewise), truncated. */
+static void put_lba_count(uint8_t *cdb, uint64_t lba, uint32_t cnt)
+{
+	switch (cdb_len_of(cdb[0])) {
+	case 6:
+		cdb[1] = (uint8_t)((lba >> 16) & 0x1F);
+		cdb[2] = (uint8_t)(lba >> 8);
+		cdb[3] = (uint8_t)lba;
+		cdb[4] = (uint8_t)cnt;
+		break;
+	case 10:
+		scsi_put_be32(cdb + 2, (uint32_t)lba);
+		scsi_put_be16(cdb + 7, (uint16_t)cnt);
+		break;
+	case 12:
+		scsi_put_be32(cdb + 2, (uint32_t)lba);
+		scsi_put_be32(cdb + 6, cnt);
+		break;
+	default:
+		scsi_put_be64(cdb + 2, lba);
+		scsi_put_be32(cdb + 10, cnt);
+	}
+}
+
 /* Data-out for n blocks of block size bs, capped at MAX_OUT; random or zeros. */
 static size_t data_blocks(struct fuzz *f, uint64_t n, uint32_t bs, bool zeros)
 {
@@ -257,44 +282,14 @@ static void build(struct fuzz *f, struct cmd *c)
 	static const uint8_t writes[] = {0x0A, 0x2A, 0xAA, 0x8A, 0x2E, 0x8E};
 	switch (c->kind) {
 	case 0: case 1: case 2: { /* READ 6/10/12/16 */
-		uint8_t op = reads[below(f, 4)];
-		cdb[0] = op;
-		if (op == 0x08) {
-			cdb[1] = (uint8_t)((lba >> 16) & 0x1F);
-			cdb[2] = (uint8_t)(lba >> 8);
-			cdb[3] = (uint8_t)lba;
-			cdb[4] = (uint8_t)cnt;
-		} else if (op == 0x28) {
-			scsi_put_be32(cdb + 2, (uint32_t)lba);
-			scsi_put_be16(cdb + 7, (uint16_t)cnt);
-		} else if (op == 0xA8) {
-			scsi_put_be32(cdb + 2, (uint32_t)lba);
-			scsi_put_be32(cdb + 6, cnt);
-		} else {
-			scsi_put_be64(cdb + 2, lba);
-			scsi_put_be32(cdb + 10, cnt);
-		}
+		cdb[0] = reads[below(f, 4)];
+		put_lba_count(cdb, lba, cnt);
 		c->in_len = (size_t)((uint64_t)cnt * bs > MAX_IN ? MAX_IN : (uint64_t)cnt * bs);
 		break;
 	}
 	case 3: case 4: case 5: case 6: { /* WRITE 6/10/12/16, WRITE AND VERIFY 10/16 */
-		uint8_t op = writes[below(f, 6)];
-		cdb[0] = op;
-		if (op == 0x0A) {
-			cdb[1] = (uint8_t)((lba >> 16) & 0x1F);
-			cdb[2] = (uint8_t)(lba >> 8);
-			cdb[3] = (uint8_t)lba;
-			cdb[4] = (uint8_t)cnt;
-		} else if (op == 0x2A || op == 0x2E) {
-			scsi_put_be32(cdb + 2, (uint32_t)lba);
-			scsi_put_be16(cdb + 7, (uint16_t)cnt);
-		} else if (op == 0xAA) {
-			scsi_put_be32(cdb + 2, (uint32_t)lba);
-			scsi_put_be32(cdb + 6, cnt);
-		} else {
-			scsi_put_be64(cdb + 2, lba);
-			scsi_put_be32(cdb + 10, cnt);
-		}
+		cdb[0] = writes[below(f, 6)];
+		put_lba_count(cdb, lba, cnt);
 		c->out_len = data_blocks(f, cnt, bs, chance(f, 20));
 		break;
 	}
@@ -303,13 +298,7 @@ static void build(struct fuzz *f, struct cmd *c)
 		cdb[0] = ten ? 0x2F : 0x8F;
 		uint8_t bytchk = (uint8_t)below(f, 4);
 		cdb[1] = (uint8_t)(bytchk << 1);
-		if (ten) {
-			scsi_put_be32(cdb + 2, (uint32_t)lba);
-			scsi_put_be16(cdb + 7, (uint16_t)cnt);
-		} else {
-			scsi_put_be64(cdb + 2, lba);
-			scsi_put_be32(cdb + 10, cnt);
-		}
+		put_lba_count(cdb, lba, cnt);
 		if (bytchk == 1)
 			c->out_len = data_blocks(f, cnt, bs, chance(f, 70));
 		else if (bytchk == 3)
@@ -329,13 +318,7 @@ static void build(struct fuzz *f, struct cmd *c)
 		if (chance(f, 5))
 			flags |= (uint8_t)(below(f, 3) + 1) << 1; /* LBDATA / PBDATA */
 		cdb[1] = flags;
-		if (ten) {
-			scsi_put_be32(cdb + 2, (uint32_t)lba);
-			scsi_put_be16(cdb + 7, (uint16_t)cnt);
-		} else {
-			scsi_put_be64(cdb + 2, lba);
-			scsi_put_be32(cdb + 10, cnt);
-		}
+		put_lba_count(cdb, lba, cnt);
 		if (!(flags & 0x01))
 			c->out_len = data_blocks(f, 1, bs, chance(f, 70));
 		break;
@@ -436,15 +419,8 @@ static void build(struct fuzz *f, struct cmd *c)
 		}
 		break;
 	case 25: /* SYNCHRONIZE CACHE 10/16 */
-		if (chance(f, 50)) {
-			cdb[0] = 0x35;
-			scsi_put_be32(cdb + 2, (uint32_t)lba);
-			scsi_put_be16(cdb + 7, (uint16_t)cnt);
-		} else {
-			cdb[0] = 0x91;
-			scsi_put_be64(cdb + 2, lba);
-			scsi_put_be32(cdb + 10, cnt);
-		}
+		cdb[0] = chance(f, 50) ? 0x35 : 0x91;
+		put_lba_count(cdb, lba, cnt);
 		break;
 	case 26: { /* TEST UNIT READY, REQUEST SENSE, START STOP UNIT, REPORT LUNS */
 		static const uint8_t ops[] = {0x00, 0x03, 0x1B, 0xA0};

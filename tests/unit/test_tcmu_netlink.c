@@ -119,38 +119,39 @@ static void test_reconfig_attributes(void **state)
 	assert_int_equal(r.status, 0);
 }
 
+/* A bad message: answered -EINVAL with DEVICE_ID want_id (the message is freed). */
+static void expect_invalid(struct seen *s, struct nl_msg *m, uint8_t done, uint32_t want_id)
+{
+	struct tcmu_nl_reply r;
+	assert_int_equal(handle(s, m, &r), 1);
+	assert_int_equal(r.cmd, done);
+	assert_int_equal(r.status, -EINVAL);
+	assert_int_equal(r.device_id, want_id);
+}
+
 /* Bad attributes: -EINVAL reply with DEVICE_ID echoed, the callback never called. */
 static void test_bad_attributes(void **state)
 {
 	(void)state;
 	struct seen s = {0};
-	struct tcmu_nl_reply r;
-
 	/* no MINOR */
 	struct nl_msg *m = msg_new(TCMU_CMD_ADDED_DEVICE);
 	assert_int_equal(nla_put_string(m, TCMU_ATTR_DEVICE, "tcm-user/1/a/vaai/p/v"), 0);
 	assert_int_equal(nla_put_u32(m, TCMU_ATTR_DEVICE_ID, 12), 0);
-	assert_int_equal(handle(&s, m, &r), 1);
-	assert_int_equal(r.status, -EINVAL);
-	assert_int_equal(r.device_id, 12);
+	expect_invalid(&s, m, TCMU_CMD_ADDED_DEVICE_DONE, 12);
 
 	/* no DEVICE */
 	m = msg_new(TCMU_CMD_REMOVED_DEVICE);
 	assert_int_equal(nla_put_u32(m, TCMU_ATTR_MINOR, 1), 0);
 	assert_int_equal(nla_put_u32(m, TCMU_ATTR_DEVICE_ID, 13), 0);
-	assert_int_equal(handle(&s, m, &r), 1);
-	assert_int_equal(r.cmd, TCMU_CMD_REMOVED_DEVICE_DONE);
-	assert_int_equal(r.status, -EINVAL);
-	assert_int_equal(r.device_id, 13);
+	expect_invalid(&s, m, TCMU_CMD_REMOVED_DEVICE_DONE, 13);
 
 	/* DEVICE not NUL-terminated */
 	m = msg_new(TCMU_CMD_ADDED_DEVICE);
 	assert_int_equal(nla_put(m, TCMU_ATTR_DEVICE, 5, "tcm-u"), 0);
 	assert_int_equal(nla_put_u32(m, TCMU_ATTR_MINOR, 1), 0);
 	assert_int_equal(nla_put_u32(m, TCMU_ATTR_DEVICE_ID, 14), 0);
-	assert_int_equal(handle(&s, m, &r), 1);
-	assert_int_equal(r.status, -EINVAL);
-	assert_int_equal(r.device_id, 14);
+	expect_invalid(&s, m, TCMU_CMD_ADDED_DEVICE_DONE, 14);
 
 	/* DEVICE longer than TCMU_NL_NAME_MAX */
 	char longname[TCMU_NL_NAME_MAX + 40];
@@ -158,27 +159,21 @@ static void test_bad_attributes(void **state)
 	longname[sizeof(longname) - 1] = 0;
 	m = msg_new(TCMU_CMD_ADDED_DEVICE);
 	put_device(m, longname, 1, 15);
-	assert_int_equal(handle(&s, m, &r), 1);
-	assert_int_equal(r.status, -EINVAL);
-	assert_int_equal(r.device_id, 15);
+	expect_invalid(&s, m, TCMU_CMD_ADDED_DEVICE_DONE, 15);
 
 	/* MINOR of the wrong size (2 bytes) */
 	m = msg_new(TCMU_CMD_ADDED_DEVICE);
 	assert_int_equal(nla_put_string(m, TCMU_ATTR_DEVICE, "tcm-user/1/a/vaai/p/v"), 0);
 	assert_int_equal(nla_put_u16(m, TCMU_ATTR_MINOR, 1), 0);
 	assert_int_equal(nla_put_u32(m, TCMU_ATTR_DEVICE_ID, 16), 0);
-	assert_int_equal(handle(&s, m, &r), 1);
-	assert_int_equal(r.status, -EINVAL);
-	assert_int_equal(r.device_id, 16);
+	expect_invalid(&s, m, TCMU_CMD_ADDED_DEVICE_DONE, 16);
 
 	/* DEVICE_ID itself unreadable (1 byte): -EINVAL, id 0 */
 	m = msg_new(TCMU_CMD_ADDED_DEVICE);
 	assert_int_equal(nla_put_string(m, TCMU_ATTR_DEVICE, "tcm-user/1/a/vaai/p/v"), 0);
 	assert_int_equal(nla_put_u32(m, TCMU_ATTR_MINOR, 1), 0);
 	assert_int_equal(nla_put_u8(m, TCMU_ATTR_DEVICE_ID, 1), 0);
-	assert_int_equal(handle(&s, m, &r), 1);
-	assert_int_equal(r.status, -EINVAL);
-	assert_int_equal(r.device_id, 0);
+	expect_invalid(&s, m, TCMU_CMD_ADDED_DEVICE_DONE, 0);
 
 	assert_int_equal(s.calls, 0);
 }

@@ -9,6 +9,9 @@
 #  - a pool in a file gets its journal file <file>.journal (never an existing
 #    one: refused), a pool on a block device keeps its journal inside;
 #    vaaictl pool list / status name the journal file.
+#  - a pool file on ext4 under Linux < 6.4 writes partial granules whole
+#    (docs/design.md rule 14): vaaictl pool list / status and the log say so;
+#    a block device never does.
 # The loop device stays attached: the pools are registered in the state
 # directory, and later tests restart vaaid, which opens them again.
 set -euo pipefail
@@ -40,6 +43,22 @@ rm "$pre.journal"
 	grep -qF "\"journal_file\":\"$pre.journal\"" || die "vaaictl pool list: no journal_file for pool pre"
 "$VAAICTL" status | grep -qxF "$(printf '%-16s journal file %s' pre "$pre.journal")" ||
 	die "vaaictl status does not show pool pre's journal file"
+# design rule 14: a pool file on ext4 under Linux < 6.4 writes partial granules whole
+kv=$(uname -r); kmaj=${kv%%.*}; kmin=${kv#*.}; kmin=${kmin%%.*}
+if [ "$(stat -f -c %T "$STATE")" = ext2/ext3 ] && { [ "$kmaj" -lt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -lt 4 ]; }; }; then
+	want_whole=true
+else
+	want_whole=false
+fi
+"$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"pre"' |
+	grep -qF "\"whole_granule_writes\":$want_whole" ||
+	die "vaaictl pool list: pool pre's whole_granule_writes is not $want_whole (kernel $kv, $(stat -f -c %T "$STATE"))"
+if $want_whole; then
+	"$VAAICTL" status | grep -q "^pre  *writes partial 4 KiB granules whole" ||
+		die "vaaictl status does not say pool pre writes partial granules whole"
+	grep -q "pool pre: its file system serializes unaligned direct writes" "$OUT/vaaid.log" ||
+		die "vaaid did not log that pool pre writes partial granules whole"
+fi
 refused "is the store of pool 'pre'" pre2 "$pre" 64M --force
 cp "$pre" "$STATE/copy.pool"
 refused "holds a vaaid pool" copy "$STATE/copy.pool" 64M --force
@@ -53,6 +72,8 @@ dev=$(losetup -f --show "$STATE/blk.img") || die "losetup"
 ! "$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"blk"' | grep -q journal_file ||
 	die "vaaictl pool list: a journal_file for the block-device pool blk"
 refused "is the store of pool 'blk'" blk2 "$dev" 64M --force
+"$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"blk"' |
+	grep -qF '"whole_granule_writes":false' || die "vaaictl pool list: a block device writes granules whole"
 read -r sg sd < <(lone_lun blk0 blk $((32 << 20)) 50014050aa1d040)
 head -c $((4 << 20)) /dev/urandom >"$OUT/blk.data"
 dd if="$OUT/blk.data" of="$sd" bs=1M seek=3 oflag=direct status=none || die "write to $sd"

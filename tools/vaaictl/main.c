@@ -103,6 +103,15 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 			    json_object_object_get_ex(p, "journal_file", &j))
 				printf("%-16s journal file %s\n", get_str(p, "name"), json_object_get_string(j));
 		}
+		/* Pools whose file system serializes unaligned direct writes (design rule 14). */
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			json_object *p, *w, *e = json_object_array_get_idx(arr, i);
+			if (json_object_object_get_ex(e, "pool", &p) &&
+			    json_object_object_get_ex(p, "whole_granule_writes", &w) &&
+			    json_object_get_boolean(w))
+				printf("%-16s writes partial 4 KiB granules whole (its file system serializes "
+				       "unaligned direct writes)\n", get_str(p, "name"));
+		}
 	}
 	if (pools && volumes)
 		printf("\n");

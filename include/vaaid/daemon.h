@@ -42,11 +42,15 @@ struct vd_config {
 	unsigned soft_threshold; /* percent used */
 	uint64_t default_pool_size;
 	int xcopy_scope;         /* VD_XCOPY_* : which LUNs an EXTENDED COPY may name */
+	int whole_granule_writes; /* VD_WHOLE_*: partial granules read and written whole */
 	unsigned n_pools;
 	struct vd_pool_conf pools[VD_MAX_POOLS];
 };
 
 enum { VD_XCOPY_COVISIBLE = 0, VD_XCOPY_POOL, VD_XCOPY_LUN };
+/* whole_granule_writes (docs/design.md rule 14): as detected for each pool's store
+ * (ext4 under Linux < 6.4), always, or never. */
+enum { VD_WHOLE_AUTO = 0, VD_WHOLE_ON, VD_WHOLE_OFF };
 
 /* Defaults that work with no config file at all. */
 void vd_config_defaults(struct vd_config *c);
@@ -67,9 +71,11 @@ struct vd_pool {
 	struct vblk *dev;
 	struct vblk *jdev; /* the journal file (<path>.journal) of a pool in a regular file */
 	struct vpool *pool;
+	int whole; /* VD_WHOLE_*, applied to dev when it is opened */
 };
 
 struct vd_pools {
+	int whole_granules; /* VD_WHOLE_* from the config, for every pool opened or created */
 	unsigned n;
 	struct vd_pool p[VD_MAX_POOLS];
 };

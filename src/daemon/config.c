@@ -12,6 +12,7 @@
  *   soft_threshold = 80         ; percent of pool capacity used
  *   default_pool_size = 32G
  *   xcopy_scope = covisible     ; covisible | pool | lun (docs/xcopy.md)
+ *   whole_granule_writes = auto ; auto | on | off (docs/design.md rule 14)
  *   [pool NAME]
  *   path = /srv/vaaid/NAME.pool ; file or block device
  *   size = 2T                   ; when the file is created
@@ -134,6 +135,15 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 				c->xcopy_scope = VD_XCOPY_LUN;
 			else
 				return fail(x, "xcopy_scope '%s' is not one of covisible, pool, lun%s", value, "");
+		} else if (!strcmp(key, "whole_granule_writes")) {
+			if (!strcmp(value, "auto"))
+				c->whole_granule_writes = VD_WHOLE_AUTO;
+			else if (!strcmp(value, "on"))
+				c->whole_granule_writes = VD_WHOLE_ON;
+			else if (!strcmp(value, "off"))
+				c->whole_granule_writes = VD_WHOLE_OFF;
+			else
+				return fail(x, "whole_granule_writes '%s' is not one of auto, on, off%s", value, "");
 		} else if (!strcmp(key, "default_pool_size")) {
 			if (vparse_size(value, &n) < 0 || n == 0)
 				return fail(x, "default_pool_size '%s' is not a size (e.g. 32G)%s", value, "");

@@ -61,6 +61,9 @@ static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t er
 		snprintf(err, errlen, "pool '%s': cannot open %s: %s", vp->name, vp->path, strerror(-rc));
 		return rc;
 	}
+	/* the admin's whole_granule_writes over what vblk_uring detected (design rule 14) */
+	if (vp->whole != VD_WHOLE_AUTO)
+		vp->dev->unaligned_writes_serialize = vp->whole == VD_WHOLE_ON;
 	char jpath[VD_PATH_MAX + 16];
 	if (vpool_store_has_journal_file(vp->dev) == 1 &&
 	    vpool_journal_path(vp->path, jpath, sizeof(jpath)) == 0) {
@@ -81,9 +84,11 @@ static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t er
 		  vp->name, vp->path, (unsigned long long)rep.commits,
 		  (unsigned long long)rep.data_bytes);
 	if (vp->dev->unaligned_writes_serialize)
-		vlog_info(vp->name, "pool %s: its file system serializes unaligned direct writes (ext4 "
-			  "before Linux 6.4): partial 4 KiB granules are read and written whole "
-			  "(docs/design.md rule 14)", vp->name);
+		vlog_info(vp->name, "pool %s: partial 4 KiB granules are read and written whole (%s; "
+			  "docs/design.md rule 14)", vp->name,
+			  vp->whole == VD_WHOLE_ON ? "whole_granule_writes = on"
+						   : "its file system serializes unaligned direct writes: "
+						     "ext4 before Linux 6.4");
 	return 0;
 }
 
@@ -148,9 +153,11 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 		  size_t errlen)
 {
 	memset(ps, 0, sizeof(*ps));
+	ps->whole_granules = c->whole_granule_writes;
 	for (unsigned i = 0; i < c->n_pools; i++) {
 		const struct vd_pool_conf *pc = &c->pools[i];
 		struct vd_pool *vp = &ps->p[ps->n];
+		vp->whole = ps->whole_granules;
 		snprintf(vp->name, sizeof(vp->name), "%s", pc->name);
 		snprintf(vp->path, sizeof(vp->path), "%s", pc->path);
 		struct stat st;
@@ -277,6 +284,7 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 	}
 	struct vd_pool *vp = &ps->p[ps->n];
 	memset(vp, 0, sizeof(*vp));
+	vp->whole = ps->whole_granules;
 	snprintf(vp->name, sizeof(vp->name), "%s", name);
 	snprintf(vp->path, sizeof(vp->path), "%s", path);
 	int rc = exists ? format_existing(vp, r, &st, size, extent, err, errlen)

@@ -56,7 +56,7 @@ fi
 if $want_whole; then
 	"$VAAICTL" status | grep -q "^pre  *writes partial 4 KiB granules whole" ||
 		die "vaaictl status does not say pool pre writes partial granules whole"
-	grep -q "pool pre: its file system serializes unaligned direct writes" "$OUT/vaaid.log" ||
+	grep -q "pool pre: partial 4 KiB granules are read and written whole (its file system serializes" "$OUT/vaaid.log" ||
 		die "vaaid did not log that pool pre writes partial granules whole"
 fi
 refused "is the store of pool 'pre'" pre2 "$pre" 64M --force

@@ -1,0 +1,157 @@
+/*
+ * The daemon's configuration file (vd_config_load, src/daemon/config.c): every
+ * key is read; every bad value, unknown key or section, syntax error, pool
+ * without a path and two pools on one path is refused with a message naming
+ * the file and, where there is one, the line -- never half applied silently.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "vaaid/daemon.h"
+
+struct file {
+	char path[512];
+};
+
+static void write_conf(struct file *f, const char *text)
+{
+	const char *tmp = getenv("VAAID_TEST_TMP");
+	snprintf(f->path, sizeof(f->path), "%s/daemon_config.%d.conf", tmp ? tmp : "/tmp", (int)getpid());
+	FILE *fp = fopen(f->path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* Load text; returns the result, err gets the message. */
+static int load(const char *text, struct vd_config *c, char *err, size_t errlen)
+{
+	struct file f;
+	write_conf(&f, text);
+	vd_config_defaults(c);
+	err[0] = 0;
+	int rc = vd_config_load(c, f.path, err, errlen);
+	unlink(f.path);
+	return rc;
+}
+
+static void test_every_key(void **state)
+{
+	(void)state;
+	struct vd_config c;
+	char err[512];
+	assert_int_equal(load("[daemon]\n"
+			      "state_dir = /srv/vaaid\n"
+			      "control_socket = /run/v/ctl\n"
+			      "log_level = debug\n"
+			      "soft_threshold = 90\n"
+			      "default_pool_size = 2T\n"
+			      "xcopy_scope = pool\n"
+			      "whole_granule_writes = off\n"
+			      "[pool fast]\n"
+			      "path = /dev/nvme0n1\n"
+			      "extent = 4M\n"
+			      "[pool slow]\n"
+			      "path = /srv/slow.pool\n"
+			      "size = 512G\n",
+			      &c, err, sizeof(err)),
+			 0);
+	assert_string_equal(c.state_dir, "/srv/vaaid");
+	assert_string_equal(c.control_socket, "/run/v/ctl");
+	assert_int_equal(c.soft_threshold, 90);
+	assert_true(c.default_pool_size == 2ull << 40);
+	assert_int_equal(c.xcopy_scope, VD_XCOPY_POOL);
+	assert_int_equal(c.whole_granule_writes, VD_WHOLE_OFF);
+	assert_int_equal(c.n_pools, 2);
+	assert_string_equal(c.pools[0].name, "fast");
+	assert_int_equal(c.pools[0].extent, 4u << 20);
+	assert_true(c.pools[1].size == 512ull << 30);
+	vd_config_finish(&c);
+	assert_int_equal(c.n_pools, 3); /* "default" added, in the state directory */
+	assert_string_equal(c.pools[2].path, "/srv/vaaid/default.pool");
+	assert_true(c.pools[0].size == 2ull << 40); /* default_pool_size where none is given */
+
+	assert_int_equal(load("[daemon]\nwhole_granule_writes = on\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.whole_granule_writes, VD_WHOLE_ON);
+	assert_int_equal(load("[daemon]\nwhole_granule_writes = auto\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.whole_granule_writes, VD_WHOLE_AUTO);
+	assert_int_equal(load("", &c, err, sizeof(err)), 0); /* an empty file: the defaults */
+	assert_int_equal(c.whole_granule_writes, VD_WHOLE_AUTO);
+}
+
+/* Each bad file: -EINVAL, and the message holds want (and ":LINE:" when line > 0). */
+static void refused(const char *text, int line, const char *want)
+{
+	struct vd_config c;
+	char err[512];
+	assert_int_equal(load(text, &c, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, want)) {
+		fprintf(stderr, "message '%s' lacks '%s'\n", err, want);
+		fail();
+	}
+	if (line > 0) {
+		char at[32];
+		snprintf(at, sizeof(at), ":%d: ", line);
+		if (!strstr(err, at)) {
+			fprintf(stderr, "message '%s' names no line %d\n", err, line);
+			fail();
+		}
+	}
+}
+
+static void test_bad_files(void **state)
+{
+	(void)state;
+	refused("[daemon]\nstate_dir = relative/dir\n", 2, "must be an absolute path");
+	refused("[daemon]\ncontrol_socket = sock\n", 2, "must be an absolute path");
+	refused("[daemon]\nlog_level = loud\n", 2, "log_level 'loud' is not one of");
+	refused("[daemon]\nsoft_threshold = 0\n", 2, "percentage 1..100");
+	refused("[daemon]\nsoft_threshold = 101\n", 2, "percentage 1..100");
+	refused("[daemon]\nsoft_threshold = 8O\n", 2, "percentage 1..100");
+	refused("[daemon]\ndefault_pool_size = lots\n", 2, "is not a size");
+	refused("[daemon]\ndefault_pool_size = 0\n", 2, "is not a size");
+	refused("[daemon]\nxcopy_scope = anywhere\n", 2, "xcopy_scope 'anywhere' is not one of");
+	refused("[daemon]\nwhole_granule_writes = yes\n", 2, "whole_granule_writes 'yes' is not one of auto, on, off");
+	refused("[daemon]\nthreads = 4\n", 2, "unknown key 'threads' in [daemon]");
+	refused("[daemon]\n\n[cache]\nsize = 1G\n", 4, "unknown section [cache]");
+	refused("[pool p]\npath = /x\nsize = big\n", 3, "pool size 'big' is not a size");
+	refused("[pool p]\npath = /x\nextent = 3M\n", 3, "power of two from 64K to 16M");
+	refused("[pool p]\npath = /x\nextent = 32K\n", 3, "power of two from 64K to 16M");
+	refused("[pool p]\npath = /x\nextent = 32M\n", 3, "power of two from 64K to 16M");
+	refused("[pool p]\npath = x.pool\n", 2, "must be an absolute path");
+	refused("[pool p]\ncolour = red\n", 2, "unknown key 'colour' in a [pool] section");
+	refused("[pool ../etc]\npath = /x\n", 2, "bad pool name '../etc'");
+	refused("[daemon]\nthis is not a key value line\n", 2, "syntax error");
+	refused("[pool p]\nsize = 1G\n", 0, "pool 'p' has no path");
+	refused("[pool a]\npath = /srv/x.pool\n[pool b]\npath = /srv/x.pool\n", 0,
+		"pools 'a' and 'b' have the same path /srv/x.pool");
+}
+
+static void test_missing_file(void **state)
+{
+	(void)state;
+	struct vd_config c;
+	char err[512];
+	vd_config_defaults(&c);
+	assert_int_equal(vd_config_load(&c, "/nonexistent/vaaid.conf", err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/vaaid.conf"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_key),
+		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_missing_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -73,14 +73,18 @@ static int fail(struct load_ctx *x, const char *fmt, const char *a, const char *
 	return 0; /* inih: stop with this line as the error line */
 }
 
-static int parse_level(const char *v)
+/* The index of v among the n words (a key's allowed values, in enum order), or -1. */
+static int word_index(const char *v, const char *const *words, int n)
 {
-	static const char *names[] = {"err", "warn", "info", "debug"};
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(v, names[i]))
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v, words[i]))
 			return i;
 	return -1;
 }
+
+static const char *const log_levels[] = {"err", "warn", "info", "debug"};           /* VLOG_* */
+static const char *const xcopy_scopes[] = {"covisible", "pool", "lun"};             /* VD_XCOPY_* */
+static const char *const whole_modes[] = {"auto", "on", "off"};                     /* VD_WHOLE_* */
 
 static struct vd_pool_conf *pool_conf(struct vd_config *c, const char *name)
 {
@@ -116,7 +120,7 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 			if (set_path(c->control_socket, sizeof(c->control_socket), value) < 0)
 				return fail(x, "control_socket '%s' must be an absolute path%s", value, "");
 		} else if (!strcmp(key, "log_level")) {
-			int l = parse_level(value);
+			int l = word_index(value, log_levels, 4);
 			if (l < 0)
 				return fail(x, "log_level '%s' is not one of err, warn, info, debug%s", value, "");
 			c->log_level = l;
@@ -127,23 +131,15 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 				return fail(x, "soft_threshold '%s' must be a percentage 1..100%s", value, "");
 			c->soft_threshold = (unsigned)t;
 		} else if (!strcmp(key, "xcopy_scope")) {
-			if (!strcmp(value, "covisible"))
-				c->xcopy_scope = VD_XCOPY_COVISIBLE;
-			else if (!strcmp(value, "pool"))
-				c->xcopy_scope = VD_XCOPY_POOL;
-			else if (!strcmp(value, "lun"))
-				c->xcopy_scope = VD_XCOPY_LUN;
-			else
+			int v = word_index(value, xcopy_scopes, 3);
+			if (v < 0)
 				return fail(x, "xcopy_scope '%s' is not one of covisible, pool, lun%s", value, "");
+			c->xcopy_scope = v;
 		} else if (!strcmp(key, "whole_granule_writes")) {
-			if (!strcmp(value, "auto"))
-				c->whole_granule_writes = VD_WHOLE_AUTO;
-			else if (!strcmp(value, "on"))
-				c->whole_granule_writes = VD_WHOLE_ON;
-			else if (!strcmp(value, "off"))
-				c->whole_granule_writes = VD_WHOLE_OFF;
-			else
+			int v = word_index(value, whole_modes, 3);
+			if (v < 0)
 				return fail(x, "whole_granule_writes '%s' is not one of auto, on, off%s", value, "");
+			c->whole_granule_writes = v;
 		} else if (!strcmp(key, "default_pool_size")) {
 			if (vparse_size(value, &n) < 0 || n == 0)
 				return fail(x, "default_pool_size '%s' is not a size (e.g. 32G)%s", value, "");

@@ -29,8 +29,9 @@
  * a write's partial granules that are not valid in it are completed from the
  * source (read first), never from zeros.
  * Locks: READ/ZERO/OVERWRITE take the extent lock shared (an OVERWRITE that
- * reads-modifies-writes a granule exclusive), the others exclusive; all of a request's extents are locked in ascending order before
- * anything is decided for good. After locking, the classification is redone
+ * reads-modifies-writes a granule exclusive), the others exclusive; all of a
+ * request's extents are locked in ascending order before anything is decided
+ * for good. After locking, the classification is redone
  * (state may have changed while waiting); if an extent now needs the
  * exclusive lock, all locks are dropped and taken again.
  * Space: all extents an ALLOC needs are reserved before any I/O; if the pool

@@ -96,21 +96,18 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 			printf("%-16s %12s %12s %12s %12s %12s %10s %8s  %s\n", get_str(p, "name"), a, b, c,
 			       d, f, g, ext, get_str(p, "path"));
 		}
-		/* Journal files (pools in regular files): part of the pool, kept with it. */
+		/* Per pool: its journal file (pools in regular files: part of the pool, kept
+		 * with it), and whether it writes partial granules whole (design rule 14). */
 		for (size_t i = 0; i < json_object_array_length(arr); i++) {
-			json_object *p, *j, *e = json_object_array_get_idx(arr, i);
-			if (json_object_object_get_ex(e, "pool", &p) &&
-			    json_object_object_get_ex(p, "journal_file", &j))
+			json_object *p, *j, *w, *e = json_object_array_get_idx(arr, i);
+			if (!json_object_object_get_ex(e, "pool", &p))
+				continue;
+			if (json_object_object_get_ex(p, "journal_file", &j))
 				printf("%-16s journal file %s\n", get_str(p, "name"), json_object_get_string(j));
-		}
-		/* Pools whose file system serializes unaligned direct writes (design rule 14). */
-		for (size_t i = 0; i < json_object_array_length(arr); i++) {
-			json_object *p, *w, *e = json_object_array_get_idx(arr, i);
-			if (json_object_object_get_ex(e, "pool", &p) &&
-			    json_object_object_get_ex(p, "whole_granule_writes", &w) &&
+			if (json_object_object_get_ex(p, "whole_granule_writes", &w) &&
 			    json_object_get_boolean(w))
-				printf("%-16s writes partial 4 KiB granules whole (its file system serializes "
-				       "unaligned direct writes)\n", get_str(p, "name"));
+				printf("%-16s writes partial 4 KiB granules whole (docs/design.md rule 14)\n",
+				       get_str(p, "name"));
 		}
 	}
 	if (pools && volumes)

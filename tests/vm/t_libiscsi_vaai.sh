@@ -20,12 +20,15 @@ rc=0
 export HW_MAX_SECTORS=65536 MAX_DATA_AREA_MB=128
 SKIPS_NAME=vaai-512 BLOCK=512 SUITES="$VAAI" bash "$VMDIR/t_libiscsi.sh" || rc=1
 SKIPS_NAME=vaai-rcr-512 BLOCK=512 LUN_INDEX=1 SUITES="SCSI.ReceiveCopyResults" bash "$VMDIR/t_libiscsi.sh" || rc=1
-# the same on 4096-byte blocks: new volumes (a volume keeps its block size)
-unset HW_MAX_SECTORS MAX_DATA_AREA_MB
+# the same on 4096-byte blocks: new volumes (a volume keeps its block size);
+# 65,536 blocks are 256 MiB there: hw_max_sectors 65536 within a 512 MiB data area
+# (scripts/vm/run gives the guest 2 GiB for it)
+export HW_MAX_SECTORS=65536 MAX_DATA_AREA_MB=512
 lio_clear
 for v in vol0 vol1; do "$VAAICTL" volume delete "default/$v" >/dev/null || die "vaaictl volume delete default/$v"; done
 SKIPS_NAME=vaai-4096 BLOCK=4096 SUITES="$VAAI SCSI.CompareAndWrite" bash "$VMDIR/t_libiscsi.sh" || rc=1
 SKIPS_NAME=vaai-rcr-4096 BLOCK=4096 LUN_INDEX=1 SUITES="SCSI.ReceiveCopyResults" bash "$VMDIR/t_libiscsi.sh" || rc=1
+unset HW_MAX_SECTORS MAX_DATA_AREA_MB
 lio_clear
 for v in vol0 vol1; do "$VAAICTL" volume delete "default/$v" >/dev/null || die "vaaictl volume delete default/$v"; done
 exit $rc

@@ -448,6 +448,21 @@ static int write_main(struct preq *rq, struct psub *s);
 static void sub_redo_log(void *arg, int res);
 
 /*
+ * Is partial granule g of this write written whole (its other bytes laid around
+ * the request's: read first, or zeros)? Always where the store serializes
+ * unaligned writes (an OVERWRITE's partial granules are then read first, under
+ * the exclusive lock); else for every write but a plain OVERWRITE when `anew`
+ * (a new extent -- ALLOC, COW -- or one whose older journal-carried bytes must
+ * not be needed) or when the granule holds nothing valid yet.
+ */
+static bool pad_granule(const struct vpool *p, const struct psub *s, bool anew, uint32_t g)
+{
+	if (whole_granules(p))
+		return true;
+	return s->kind != SK_OVERWRITE && (anew || !pool_granule_valid(p, s->pext, g));
+}
+
+/*
  * Writes: decide where the data goes and which partial granules need a whole-
  * granule bounce (a granule that is not valid where it is written: padded
  * with what it reads as now -- zeros, or its data in the shared or source
@@ -481,14 +496,8 @@ static int issue_write(struct preq *rq, struct psub *s)
 	 * granules whole: its VALID record makes older journal bytes there stale, so
 	 * they must not be needed for the granules' other bytes (redo.c). */
 	bool whole = !fresh && !s->redo && pool_redo_pending(p, s->pext);
-	/* A store that serializes unaligned writes gets whole granules always (an
-	 * OVERWRITE's partial granules are read first, under the exclusive lock). */
-	bool align = whole_granules(p);
-	s->pad_head = head_partial && (align || (s->kind != SK_OVERWRITE &&
-				       (fresh || whole || !pool_granule_valid(p, s->pext, g0))));
-	s->pad_tail = tail_partial && g1 != g0 &&
-		      (align || (s->kind != SK_OVERWRITE &&
-				 (fresh || whole || !pool_granule_valid(p, s->pext, g1))));
+	s->pad_head = head_partial && pad_granule(p, s, fresh || whole, g0);
+	s->pad_tail = tail_partial && g1 != g0 && pad_granule(p, s, fresh || whole, g1);
 	uint32_t pg[2] = {g0, g1};
 	bool pad[2] = {s->pad_head, s->pad_tail};
 	uint64_t from[2] = {UINT64_MAX, UINT64_MAX};

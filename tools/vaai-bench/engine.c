@@ -23,6 +23,7 @@
  * random map: each block once, like the engine's order).
  * --bs 512: randwrite / randread of 512 bytes at random 512-byte offsets
  * (lines named randwrite_512_qd32 / randread_512_qd32; fio likewise);
+ * --qd N: N in flight on both sides, the lines named _qdN;
  * --whole-granules on|off|auto: partial-granule writes in place as
  * read-modify-writes of whole granules, or not, or as detected for the pool
  * file (the default; datapath.c).
@@ -367,13 +368,16 @@ int bench_engine_main(int argc, char **argv)
 		goto out;
 	}
 
-	/* (--bs 512: the randwrite and randread lines are named _512_ instead of _4k_) */
+	/* (--bs 512: the randwrite and randread lines are named _512_ instead of _4k_;
+	 * --qd N: _qdN instead of _qd32) */
 	struct {
 		enum pattern p;
-		const char *name;
-	} runs[] = {{P_RANDWRITE, c.bs == IO ? "randwrite_4k_qd32" : "randwrite_512_qd32"},
-		    {P_RANDREAD, c.bs == IO ? "randread_4k_qd32" : "randread_512_qd32"},
-		    {P_ALLOC, "alloc_write_4k_qd32"}};
+		char name[40];
+	} runs[] = {{.p = P_RANDWRITE}, {.p = P_RANDREAD}, {.p = P_ALLOC}};
+	const char *bsname = c.bs == IO ? "4k" : "512";
+	snprintf(runs[0].name, sizeof(runs[0].name), "randwrite_%s_qd%u", bsname, c.qd);
+	snprintf(runs[1].name, sizeof(runs[1].name), "randread_%s_qd%u", bsname, c.qd);
+	snprintf(runs[2].name, sizeof(runs[2].name), "alloc_write_4k_qd%u", c.qd);
 	/* Let the fills reach the disk: a run must not pay for the previous one's writeback. */
 	sync();
 	sleep(3);

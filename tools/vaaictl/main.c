@@ -7,8 +7,10 @@
  *   vaaictl pool list | volume list
  *   vaaictl volume delete POOL/VOLUME
  *
- * How this works: the arguments are checked here (so a typo gets a usage
- * message without a daemon), turned into one request line, sent; the JSON
+ * How this works: the arguments are checked here (a typo gets a message
+ * naming it, then the usage, without a daemon; names and paths with white
+ * space are refused, the request being one line of words), turned into one
+ * request line, sent; the JSON
  * answer is printed as is (--json) or as a table. Sizes in the table are
  * human-readable (1024-based); the definitions are the ones of vaai-sim
  * `stats`: capacity = bytes for data extents, used + free = capacity,
@@ -43,6 +45,13 @@ static int usage(void)
 		"existing block device or file (at least SIZE bytes, not in use, holding no\n"
 		"vaaid pool), which is then formatted: its data is lost.\n");
 	return 2;
+}
+
+/* A malformed command: say what is wrong, then how it is used. */
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "vaaictl: %s\n", what);
+	return usage();
 }
 
 static void human(uint64_t v, char *buf, size_t len)
@@ -215,15 +224,38 @@ int main(int argc, char **argv)
 	char **a = argv + i;
 	char line[4096];
 	bool pools = true, volumes = true;
-	if (n == 1 && !strcmp(a[0], "status")) {
+	if (n == 0)
+		return usage();
+	/* The request is one line of words: a word with white space in it (a name or
+	 * path) would be split into others by the daemon. */
+	for (int k = 0; k < n; k++) {
+		if (!a[k][0])
+			return usage_error("an empty argument");
+		if (strpbrk(a[k], " \t\r\n\v\f")) {
+			fprintf(stderr, "vaaictl: '%s': names and paths may not contain white space\n",
+				a[k]);
+			return 2;
+		}
+	}
+	bool is_pool = !strcmp(a[0], "pool"), is_volume = !strcmp(a[0], "volume");
+	if (n == 1 && is_pool)
+		return usage_error("'pool' needs a command: create, grow or list");
+	if (n == 1 && is_volume)
+		return usage_error("'volume' needs a command: delete or list");
+	const char *verb = n >= 2 ? a[1] : "";
+	if (!strcmp(a[0], "status")) {
+		if (n != 1)
+			return usage_error("'status' takes no arguments");
 		snprintf(line, sizeof(line), "status");
-	} else if (n == 2 && !strcmp(a[0], "pool") && !strcmp(a[1], "list")) {
-		snprintf(line, sizeof(line), "pool list");
-		volumes = false;
-	} else if (n == 2 && !strcmp(a[0], "volume") && !strcmp(a[1], "list")) {
-		snprintf(line, sizeof(line), "volume list");
-		pools = false;
-	} else if (n >= 5 && !strcmp(a[0], "pool") && !strcmp(a[1], "create")) {
+	} else if ((is_pool || is_volume) && !strcmp(verb, "list")) {
+		if (n != 2)
+			return usage_error("'list' takes no arguments");
+		snprintf(line, sizeof(line), "%s list", a[0]);
+		pools = is_pool;
+		volumes = is_volume;
+	} else if (is_pool && !strcmp(verb, "create")) {
+		if (n < 5)
+			return usage_error("'pool create' needs NAME PATH SIZE");
 		uint64_t size, ext = 0;
 		bool force = false;
 		if (vparse_size(a[4], &size) < 0 || size == 0) {
@@ -243,6 +275,7 @@ int main(int argc, char **argv)
 					return 2;
 				}
 			} else {
+				fprintf(stderr, "vaaictl: pool create: unexpected '%s'\n", a[k]);
 				return usage();
 			}
 		}
@@ -256,20 +289,30 @@ int main(int argc, char **argv)
 				 size, ext);
 		if (force)
 			strncat(line, " force", sizeof(line) - strlen(line) - 1);
-	} else if (n == 4 && !strcmp(a[0], "pool") && !strcmp(a[1], "grow")) {
+	} else if (is_pool && !strcmp(verb, "grow")) {
+		if (n != 4)
+			return usage_error("'pool grow' needs NAME SIZE");
 		uint64_t size;
 		if (vparse_size(a[3], &size) < 0 || size == 0) {
 			fprintf(stderr, "vaaictl: bad size '%s' (e.g. 200G)\n", a[3]);
 			return 2;
 		}
 		snprintf(line, sizeof(line), "pool grow %s %" PRIu64, a[2], size);
-	} else if (n == 3 && !strcmp(a[0], "volume") && !strcmp(a[1], "delete")) {
+	} else if (is_volume && !strcmp(verb, "delete")) {
+		if (n != 3)
+			return usage_error("'volume delete' needs POOL/VOLUME");
 		snprintf(line, sizeof(line), "volume delete %s", a[2]);
+	} else if (is_pool || is_volume) {
+		fprintf(stderr, "vaaictl: unknown %s command '%s'%s\n", a[0], verb,
+			is_volume && !strcmp(verb, "create")
+				? " (volumes are created with their LUN: targetcli /backstores/user:vaai "
+				  "create ... cfgstring=POOL/VOLUME)"
+				: "");
+		return usage();
 	} else {
+		fprintf(stderr, "vaaictl: unknown command '%s'\n", a[0]);
 		return usage();
 	}
-	if (strchr(line, '\n'))
-		return usage();
 	json_object *ans = NULL;
 	int rc = request(sock, line, &ans);
 	if (rc)

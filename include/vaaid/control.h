@@ -4,9 +4,12 @@
  * other than root (SO_PEERCRED) are refused.
  *
  * Protocol: the client sends one request line, the daemon answers one JSON
- * object on one line and closes. Requests:
+ * object on one line and closes (a client that has not sent its line, or
+ * taken its answer, within 10 s of connecting is disconnected; nothing waits
+ * for it meanwhile). Requests:
  *   status | pool list | volume list
- *   pool create NAME PATH SIZE [EXTENT]
+ *   pool create NAME PATH SIZE [EXTENT] [force]
+ *   pool grow NAME SIZE
  *   volume delete POOL/VOLUME
  * Answer: {"ok":true,...} or {"ok":false,"error":"what is wrong"}.
  */
@@ -20,8 +23,15 @@ struct vd_control;
 int vd_control_open(const struct vd_config *conf, struct vreactor *r, struct vd_pools *pools,
 		    struct vd_devices *devs, struct vd_control **out);
 int vd_control_fd(const struct vd_control *c);
-/* Accept and answer every pending connection (main loop, not a callback). */
+/* Accept every pending connection and serve it as far as it goes without
+ * waiting (main loop, not a callback). */
 void vd_control_handle(struct vd_control *c);
+/* Go on with the connections the reactor marked (main loop, after every
+ * reactor turn): read, answer, send, close -- never waiting for a client. */
+void vd_control_service(struct vd_control *c);
+/* Open connections (tests), and the deadline of each (default 10 s; tests). */
+unsigned vd_control_connections(const struct vd_control *c);
+void vd_control_set_deadline_ms(struct vd_control *c, unsigned ms);
 void vd_control_close(struct vd_control *c);
 
 #endif

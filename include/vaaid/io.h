@@ -77,6 +77,8 @@ void vreactor_defer(struct vreactor *r, struct vio_op *op, int res);
 
 /* One-shot: op->cb(arg, revents or -errno) when fd is readable. */
 int vreactor_poll_fd(struct vreactor *r, int fd, struct vio_op *op);
+/* The same for other poll(2) events (e.g. POLLOUT). */
+int vreactor_poll_fd_events(struct vreactor *r, int fd, unsigned events, struct vio_op *op);
 
 /*
  * One-shot timer: t->op's callback runs once ns nanoseconds have passed, with

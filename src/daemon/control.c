@@ -1,16 +1,26 @@
 /*
  * The control socket (see include/vaaid/control.h).
  *
- * How this works: a non-blocking listening socket polled by the reactor;
- * vd_control_handle() accepts every pending connection, reads one request
- * line (with a 2 s receive timeout, so a stuck client cannot hold the
- * daemon), checks the peer is root, answers one JSON line and closes.
- * Requests run on the main loop, so pool creation (synchronous, it drives
- * the reactor) is safe here. Pools created here are appended to
- * <state_dir>/pools.conf so that the daemon opens them again after a restart.
+ * How this works: a non-blocking listening socket polled by the main loop;
+ * vd_control_handle() accepts every pending connection. A connection is
+ * never waited for: it reads what has arrived, and until its request line is
+ * complete it waits in the reactor (a POLLIN poll), as its answer does for
+ * room (POLLOUT) when the client is slow to take it; a timer ends any
+ * connection still waiting for its client CTL_DEADLINE_MS after it was
+ * accepted (an answer that is ready is always tried once). So a client
+ * that connects and stalls (or never reads a long answer) holds nothing but
+ * its own connection: the main loop, and every LUN's I/O, go on. The poll and
+ * timer callbacks only mark the connection; vd_control_service(), called by
+ * the main loop after each reactor turn, does the work there -- requests
+ * must run on the main loop, since pool creation (synchronous) drives the
+ * reactor itself. Peers other than root get an error answer; at most
+ * CTL_MAX_CONNS connections are open (more are closed at once). Pools
+ * created here are appended to <state_dir>/pools.conf so that the daemon
+ * opens them again after a restart.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +34,27 @@
 #include "vaaid/control.h"
 #include "vaaid/util.h"
 
+#define CTL_MAX_CONNS 16
+#define CTL_DEADLINE_MS 10000u /* a whole exchange: request in, answer out */
+#define CTL_LINE_MAX 2048
+
+enum ctl_state { CTL_READING, CTL_WRITING, CTL_CLOSING };
+
+/* One client connection: its request line, then its answer. */
+struct ctl_conn {
+	struct vd_control *c;
+	int fd;
+	enum ctl_state state;
+	char line[CTL_LINE_MAX];
+	size_t got;
+	char *answer; /* JSON + "\n" */
+	size_t alen, sent;
+	struct vio_op poll_op;
+	struct vio_timer timer;
+	bool poll_armed, timer_armed, ready, expired;
+	struct ctl_conn *next;
+};
+
 struct vd_control {
 	int fd;
 	char path[VD_PATH_MAX];
@@ -31,6 +62,10 @@ struct vd_control {
 	struct vreactor *r;
 	struct vd_pools *pools;
 	struct vd_devices *devs;
+	struct ctl_conn *conns;
+	unsigned nconns;
+	bool pending; /* some connection was marked ready */
+	unsigned deadline_ms;
 };
 
 static int mkdir_parent(const char *path)
@@ -66,6 +101,7 @@ int vd_control_open(const struct vd_config *conf, struct vreactor *r, struct vd_
 	c->r = r;
 	c->pools = pools;
 	c->devs = devs;
+	c->deadline_ms = CTL_DEADLINE_MS;
 	snprintf(c->path, sizeof(c->path), "%s", conf->control_socket);
 	memcpy(sa.sun_path, conf->control_socket, strlen(conf->control_socket) + 1); /* length checked above */
 	int rc = mkdir_parent(c->path);
@@ -264,57 +300,211 @@ static json_object *answer(struct vd_control *c, char *line)
 	return err_obj("unknown request '%s'", tok[0]);
 }
 
-static void serve_one(struct vd_control *c, int fd)
+static void conn_poll_done(void *arg, int res)
+{
+	struct ctl_conn *k = arg;
+	(void)res;
+	k->poll_armed = false;
+	k->ready = true;
+	k->c->pending = true;
+}
+
+static void conn_timer_done(void *arg, int res)
+{
+	struct ctl_conn *k = arg;
+	k->timer_armed = false;
+	if (res == -ETIME)
+		k->expired = true; /* too slow: ends when it next waits for the client */
+	k->ready = true;
+	k->c->pending = true;
+}
+
+/* Wait in the reactor for the client (POLLIN while reading, POLLOUT while writing). */
+static void conn_wait(struct ctl_conn *k)
+{
+	vio_op_init(&k->poll_op, conn_poll_done, k);
+	if (vreactor_poll_fd_events(k->c->r, k->fd, k->state == CTL_READING ? POLLIN : POLLOUT,
+				    &k->poll_op) == 0)
+		k->poll_armed = true;
+	else
+		k->state = CTL_CLOSING; /* (no SQE: cannot happen with get_sqe's submit) */
+}
+
+static void conn_set_answer(struct ctl_conn *k, json_object *o)
+{
+	const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	size_t len = strlen(js);
+	k->answer = malloc(len + 1);
+	if (k->answer) {
+		memcpy(k->answer, js, len);
+		k->answer[len] = '\n';
+		k->alen = len + 1;
+		k->sent = 0;
+		k->state = CTL_WRITING;
+	} else {
+		k->state = CTL_CLOSING;
+	}
+	json_object_put(o);
+}
+
+/* Read what has arrived; answer once the line is complete (or the client stopped sending). */
+static void conn_read(struct ctl_conn *k)
+{
+	for (;;) {
+		if (k->got == sizeof(k->line) - 1) {
+			conn_set_answer(k, err_obj("request too long%s", ""));
+			return;
+		}
+		ssize_t n = read(k->fd, k->line + k->got, sizeof(k->line) - 1 - k->got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return; /* wait for more */
+		if (n < 0) {
+			k->state = CTL_CLOSING;
+			return;
+		}
+		bool eof = n == 0;
+		k->got += (size_t)n;
+		k->line[k->got] = 0;
+		if (eof || memchr(k->line + k->got - (size_t)n, '\n', (size_t)n)) {
+			if (eof && !k->got) {
+				k->state = CTL_CLOSING; /* connected, said nothing, left */
+				return;
+			}
+			char *nl = strchr(k->line, '\n');
+			if (nl)
+				*nl = 0;
+			conn_set_answer(k, answer(k->c, k->line));
+			return;
+		}
+	}
+}
+
+static void conn_write(struct ctl_conn *k)
+{
+	while (k->sent < k->alen) {
+		ssize_t n = send(k->fd, k->answer + k->sent, k->alen - k->sent, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return; /* the client has not taken enough yet: wait for room */
+		if (n <= 0) {
+			k->state = CTL_CLOSING;
+			return;
+		}
+		k->sent += (size_t)n;
+	}
+	k->state = CTL_CLOSING; /* answered */
+}
+
+/* Advance one connection as far as it goes without waiting. */
+static void conn_step(struct ctl_conn *k)
+{
+	if (k->state == CTL_READING)
+		conn_read(k);
+	if (k->state == CTL_WRITING)
+		conn_write(k);
+	if (k->expired)
+		k->state = CTL_CLOSING; /* the client is out of time (an answer ready was tried once) */
+	if (k->state == CTL_CLOSING) {
+		/* its poll and timer must have run before the fd and the memory go */
+		if (k->poll_armed)
+			vreactor_cancel(k->c->r, &k->poll_op);
+		if (k->timer_armed)
+			vreactor_cancel(k->c->r, &k->timer.op);
+	} else if (!k->poll_armed) {
+		conn_wait(k);
+	}
+}
+
+static void conn_free(struct ctl_conn *k)
+{
+	close(k->fd);
+	free(k->answer);
+	free(k);
+}
+
+static void conn_new(struct vd_control *c, int fd)
 {
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
-	json_object *o;
-	char line[2048];
-	size_t got = 0;
-	struct timeval tv = {.tv_sec = 2};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != 0) {
-		o = err_obj("permission denied: the control socket is for root only%s", "");
-	} else {
-		while (got < sizeof(line) - 1) {
-			ssize_t n = read(fd, line + got, sizeof(line) - 1 - got);
-			if (n <= 0)
-				break;
-			got += (size_t)n;
-			if (memchr(line, '\n', got))
-				break;
-		}
-		line[got] = 0;
-		if (!memchr(line, '\n', got) && got == sizeof(line) - 1)
-			o = err_obj("request too long%s", "");
-		else
-			o = answer(c, line);
+	if (c->nconns >= CTL_MAX_CONNS) {
+		close(fd); /* the client sees the connection closed unanswered */
+		return;
 	}
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	size_t len = strlen(s);
-	if (write(fd, s, len) == (ssize_t)len && write(fd, "\n", 1) == 1) {
-		/* answered */
+	struct ctl_conn *k = calloc(1, sizeof(*k));
+	if (!k) {
+		close(fd);
+		return;
 	}
-	json_object_put(o);
+	k->c = c;
+	k->fd = fd;
+	k->state = CTL_READING;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != 0)
+		conn_set_answer(k, err_obj("permission denied: the control socket is for root only%s",
+					   ""));
+	vio_op_init(&k->timer.op, conn_timer_done, k);
+	if (vreactor_timeout(c->r, &k->timer, (uint64_t)c->deadline_ms * 1000000u) == 0)
+		k->timer_armed = true;
+	k->next = c->conns;
+	c->conns = k;
+	c->nconns++;
+	conn_step(k);
 }
 
 void vd_control_handle(struct vd_control *c)
 {
 	for (;;) {
-		int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return; /* EAGAIN: nothing more pending */
-		int fl = fcntl(fd, F_GETFL);
-		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-		serve_one(c, fd);
-		close(fd);
+		conn_new(c, fd);
 	}
+}
+
+void vd_control_service(struct vd_control *c)
+{
+	while (c && c->pending) {
+		c->pending = false;
+		for (struct ctl_conn **pp = &c->conns; *pp;) {
+			struct ctl_conn *k = *pp;
+			if (k->ready) {
+				k->ready = false;
+				conn_step(k);
+			}
+			if (k->state == CTL_CLOSING && !k->poll_armed && !k->timer_armed) {
+				*pp = k->next;
+				c->nconns--;
+				conn_free(k);
+			} else {
+				pp = &k->next;
+			}
+		}
+	}
+}
+
+void vd_control_set_deadline_ms(struct vd_control *c, unsigned ms)
+{
+	c->deadline_ms = ms;
+}
+
+unsigned vd_control_connections(const struct vd_control *c)
+{
+	return c->nconns;
 }
 
 void vd_control_close(struct vd_control *c)
 {
 	if (!c)
 		return;
+	/* Polls and timers still queued die with the ring (vreactor_destroy runs no
+	 * callback; the main loop runs no turn after this). */
+	while (c->conns) {
+		struct ctl_conn *k = c->conns;
+		c->conns = k->next;
+		conn_free(k);
+	}
 	close(c->fd);
 	unlink(c->path);
 	free(c);

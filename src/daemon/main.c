@@ -235,6 +235,7 @@ static int loop(struct daemon *dm)
 			vd_control_handle(dm->ctl);
 			arm(dm, vd_control_fd(dm->ctl), &dm->ctl_op, on_ctl);
 		}
+		vd_control_service(dm->ctl); /* connections the reactor marked */
 		if (dm->bus_ready) {
 			dm->bus_ready = false;
 			vd_dbus_process(dm->bus);

@@ -98,16 +98,21 @@ void vreactor_defer(struct vreactor *r, struct vio_op *op, int res)
 	r->dq_tail = op;
 }
 
-int vreactor_poll_fd(struct vreactor *r, int fd, struct vio_op *op)
+int vreactor_poll_fd_events(struct vreactor *r, int fd, unsigned events, struct vio_op *op)
 {
-	if (fd < 0 || !op || !op->cb)
+	if (fd < 0 || !op || !op->cb || !events)
 		return -EINVAL;
 	struct io_uring_sqe *sqe = vreactor_get_sqe(r);
 	if (!sqe)
 		return -EBUSY;
-	io_uring_prep_poll_add(sqe, fd, POLLIN);
+	io_uring_prep_poll_add(sqe, fd, events);
 	io_uring_sqe_set_data(sqe, op);
 	return 0;
+}
+
+int vreactor_poll_fd(struct vreactor *r, int fd, struct vio_op *op)
+{
+	return vreactor_poll_fd_events(r, fd, POLLIN, op);
 }
 
 int vreactor_timeout(struct vreactor *r, struct vio_timer *t, uint64_t ns)

@@ -179,6 +179,34 @@ static uint64_t data_area_bytes(const struct tcmu_uio *u)
 	return used < u->map_size ? u->map_size - used : 0;
 }
 
+/*
+ * LIO's default hw_max_sectors for a TCMU backstore is 128: 64 KiB commands at
+ * 512-byte blocks. Initiators (ESXi included) then cut every larger I/O into
+ * commands that small; vaaid cannot raise it (the attribute is fixed once the
+ * device is enabled), so the admin is told how, once per attach.
+ */
+#define VD_GOOD_MAX_XFER (1u << 20)
+#define VD_ADVISED_MAX_XFER (4u << 20)
+
+static void warn_small_transfers(const struct vd_device *d, const struct tcmu_lio_attrs *la,
+				 uint64_t area)
+{
+	if (d->max_xfer >= VD_GOOD_MAX_XFER)
+		return;
+	if ((uint64_t)la->hw_max_sectors * la->hw_block_size > area)
+		vlog_warn(d->label, "commands of at most %" PRIu64 " KiB (the TCMU data area is %" PRIu64
+			  " KiB): initiators split larger I/O; give the backstore a larger data area "
+			  "(targetcli ... create ... control=max_data_area_mb=64)",
+			  d->max_xfer >> 10, area >> 10);
+	else
+		vlog_warn(d->label, "commands of at most %" PRIu64 " KiB (hw_max_sectors %u x %u "
+			  "bytes): initiators split larger I/O; for %u MiB commands create the "
+			  "backstore with hw_max_sectors=%u (targetcli ... create ... hw_max_sectors=%u)",
+			  d->max_xfer >> 10, la->hw_max_sectors, la->hw_block_size,
+			  VD_ADVISED_MAX_XFER >> 20, VD_ADVISED_MAX_XFER / la->hw_block_size,
+			  VD_ADVISED_MAX_XFER / la->hw_block_size);
+}
+
 int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, bool reset_ring)
 {
 	struct tcmu_uio_name un;
@@ -320,6 +348,7 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 	ds->d[ds->n++] = d;
 	vlog_info(d->label, "serving %s as %s/%s (uio%u, max transfer %" PRIu64 " bytes)", un.dev,
 		  d->pool, d->volume, minor, d->max_xfer);
+	warn_small_transfers(d, &la, area);
 	return 0;
 fail:
 	free_device(d);

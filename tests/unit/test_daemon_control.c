@@ -130,6 +130,14 @@ static bool still_open(int fd)
 	return n < 0 && errno == EAGAIN;
 }
 
+/* Every connection gone (the daemon's side closed and freed) within a few turns. */
+static void all_closed(struct env *e)
+{
+	for (int i = 0; i < 10 && vd_control_connections(e->c); i++)
+		turn(e);
+	assert_int_equal(vd_control_connections(e->c), 0);
+}
+
 static void stalled_client_does_not_block_others(void **state)
 {
 	struct env *e = *state;
@@ -151,9 +159,7 @@ static void stalled_client_does_not_block_others(void **state)
 	read_all(e, a, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "\"ok\":true"));
 	close(a);
-	for (int i = 0; i < 5 && vd_control_connections(e->c); i++)
-		turn(e);
-	assert_int_equal(vd_control_connections(e->c), 0);
+	all_closed(e);
 }
 
 static void silent_client_disconnected_at_deadline(void **state)
@@ -167,9 +173,7 @@ static void silent_client_disconnected_at_deadline(void **state)
 	uint64_t ms = (vclock_ns() - t0) / 1000000u;
 	assert_true(ms >= 150);
 	close(a);
-	for (int i = 0; i < 5 && vd_control_connections(e->c); i++)
-		turn(e);
-	assert_int_equal(vd_control_connections(e->c), 0);
+	all_closed(e);
 }
 
 static void request_too_long(void **state)
@@ -207,9 +211,7 @@ static void client_that_leaves_at_once(void **state)
 {
 	struct env *e = *state;
 	close(client(e));
-	for (int i = 0; i < 10 && vd_control_connections(e->c); i++)
-		turn(e);
-	assert_int_equal(vd_control_connections(e->c), 0);
+	all_closed(e);
 }
 
 static void connection_limit(void **state)
@@ -239,9 +241,7 @@ static void connection_limit(void **state)
 	assert_non_null(strstr(buf, "\"ok\":true"));
 	for (int i = 0; i < 20; i++)
 		close(fds[i]);
-	for (int i = 0; i < 10 && vd_control_connections(e->c); i++)
-		turn(e);
-	assert_int_equal(vd_control_connections(e->c), 0);
+	all_closed(e);
 }
 
 int main(void)

@@ -271,9 +271,7 @@ static void run_sync(struct suite *s, int vol, const uint8_t *cdb, size_t cdb_le
 	int rc = simhost_submit(s->h, vol, cdb, cdb_len, NULL, 0, in_len, &tag);
 	if (rc < 0)
 		fail(s, "submit: %s", strerror(-rc));
-	int n = 0;
-	for (int tries = 0; n == 0 && tries < 600; tries++) /* a reap may wake with nothing */
-		n = simhost_reap(s->h, r, 1, 100);
+	int n = simhost_reap(s->h, r, 1, 60000);
 	if (n != 1 || r->tag != tag)
 		fail(s, "command %02x on %s did not complete", cdb[0], s->v[vol].name);
 }

@@ -527,9 +527,7 @@ static int sync_cmd(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_l
 	uint64_t tag;
 	assert_int_equal(simhost_submit(h, lun, cdb, cdb_len, out, out_len, in_len, &tag), 0);
 	struct simhost_result r;
-	int n = 0;
-	for (int tries = 0; n == 0 && tries < 600; tries++)
-		n = simhost_reap(h, &r, 1, 100);
+	int n = simhost_reap(h, &r, 1, 60000);
 	assert_int_equal(n, 1);
 	assert_true(r.tag == tag);
 	int st = r.r.status;

@@ -600,21 +600,38 @@ static int reap_ready(struct simhost *h, struct simhost_result *res, unsigned ma
 	return (int)got;
 }
 
+/*
+ * A doorbell can wake the poll for completions an earlier reap already took, so
+ * one wake-up may bring nothing: poll again until something completes or the
+ * timeout has passed (0 = one look; < 0 = no limit).
+ */
 int simhost_reap(struct simhost *h, struct simhost_result *res, unsigned max, int timeout_ms)
 {
-	int n = reap_ready(h, res, max);
-	if (n != 0)
-		return n;
-	struct pollfd fds[SIMHOST_MAX_LUNS];
-	int nf = 0;
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
-		if (h->luns[i].k && simk_inflight(h->luns[i].k))
-			fds[nf++] = (struct pollfd){.fd = simk_doorbell_fd(h->luns[i].k), .events = POLLIN};
-	if (!nf)
-		return 0;
-	if (poll(fds, (nfds_t)nf, timeout_ms) < 0 && errno != EINTR)
-		return -errno;
-	return reap_ready(h, res, max);
+	uint64_t end = timeout_ms > 0 ? vclock_ns() + (uint64_t)timeout_ms * 1000000u : 0;
+	for (;;) {
+		int n = reap_ready(h, res, max);
+		if (n != 0)
+			return n;
+		struct pollfd fds[SIMHOST_MAX_LUNS];
+		int nf = 0;
+		for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+			if (h->luns[i].k && simk_inflight(h->luns[i].k))
+				fds[nf++] = (struct pollfd){.fd = simk_doorbell_fd(h->luns[i].k),
+							    .events = POLLIN};
+		if (!nf)
+			return 0;
+		int wait_ms = timeout_ms;
+		if (timeout_ms > 0) {
+			uint64_t now = vclock_ns();
+			if (now >= end)
+				return 0;
+			wait_ms = (int)((end - now + 999999u) / 1000000u);
+		}
+		if (poll(fds, (nfds_t)nf, wait_ms) < 0 && errno != EINTR)
+			return -errno;
+		if (timeout_ms == 0)
+			return reap_ready(h, res, max);
+	}
 }
 
 /* Reap everything in flight into the held list (for reopen). */

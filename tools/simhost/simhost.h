@@ -77,7 +77,8 @@ int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
 /* Queue a command; -EAGAIN when the LUN's ring is full (reap first). tag identifies it. */
 int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,
 		   const void *out, size_t out_len, size_t in_len, uint64_t *tag);
-/* Collect up to max completed commands (any LUN); waits up to timeout_ms. */
+/* Collect up to max completed commands (any LUN); waits up to timeout_ms for at least one
+ * (0: does not wait; < 0: no limit). Returns their number, 0 when none came in time, or -errno. */
 int simhost_reap(struct simhost *h, struct simhost_result *res, unsigned max, int timeout_ms);
 unsigned simhost_inflight(const struct simhost *h);
 void simhost_result_free(struct simhost_result *r);

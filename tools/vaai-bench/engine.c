@@ -112,7 +112,7 @@ static int engine_run(struct simhost *h, int lun, enum pattern pat, uint64_t n_i
 		}
 		if (!inflight)
 			break;
-		/* 0 is not necessarily a timeout: a doorbell for completions already reaped wakes the poll. */
+		/* 0: nothing within 1 s (spinning: nothing yet); give up after 60 s without any */
 		int n = simhost_reap(h, res, 64, spin ? 0 : 1000);
 		if (n < 0) {
 			rc = n;

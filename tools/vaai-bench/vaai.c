@@ -210,7 +210,7 @@ static int flow_run(struct simhost *h, struct flow *f)
 			break;
 		}
 		struct simhost_result res[64];
-		/* 0 is not necessarily a timeout: a doorbell for completions already reaped wakes the poll. */
+		/* 0: nothing within 1 s; give up after 60 s without any completion */
 		int n = simhost_reap(h, res, 64, 1000);
 		if (n < 0) {
 			rc = n;

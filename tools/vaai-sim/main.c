@@ -238,25 +238,6 @@ static uint8_t *parse_out_segment(struct sim *s, const char *v, size_t *len)
 	return out;
 }
 
-/*
- * Collect up to max completions, waiting up to CMD_TIMEOUT_MS in all: simhost_reap
- * may return 0 before its timeout (a wake-up for completions already collected), so
- * only the clock says that nothing completed in time. Returns > 0, 0 on timeout, or
- * -errno.
- */
-static int reap_some(struct sim *s, struct simhost_result *r, unsigned max)
-{
-	uint64_t end = vclock_ns() + (uint64_t)CMD_TIMEOUT_MS * 1000000u;
-	for (;;) {
-		uint64_t now = vclock_ns();
-		if (now >= end)
-			return 0;
-		int n = simhost_reap(s->h, r, max, (int)((end - now) / 1000000u) + 1);
-		if (n != 0)
-			return n;
-	}
-}
-
 static uint64_t do_submit(struct sim *s, char **tok, int nt)
 {
 	need_pool(s);
@@ -309,7 +290,7 @@ static uint64_t do_submit(struct sim *s, char **tok, int nt)
 			break;
 		/* Ring full: collect completions (kept for 'wait') and retry. */
 		struct simhost_result r[16];
-		int n = reap_some(s, r, 16);
+		int n = simhost_reap(s->h, r, 16, CMD_TIMEOUT_MS);
 		if (n <= 0)
 			die(s, "ring full and no command completes");
 		for (int k = 0; k < n; k++)
@@ -347,7 +328,7 @@ static void wait_all(struct sim *s)
 		if (all)
 			break;
 		struct simhost_result r[64];
-		int n = reap_some(s, r, 64);
+		int n = simhost_reap(s->h, r, 64, CMD_TIMEOUT_MS);
 		if (n < 0)
 			die(s, "the engine broke the ring protocol: %s", strerror(-n));
 		if (n == 0)

@@ -85,6 +85,7 @@ static int word_index(const char *v, const char *const *words, int n)
 static const char *const log_levels[] = {"err", "warn", "info", "debug"};           /* VLOG_* */
 static const char *const xcopy_scopes[] = {"covisible", "pool", "lun"};             /* VD_XCOPY_* */
 static const char *const whole_modes[] = {"auto", "on", "off"};                     /* VD_WHOLE_* */
+#define WORDS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
 
 static struct vd_pool_conf *pool_conf(struct vd_config *c, const char *name)
 {
@@ -120,7 +121,7 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 			if (set_path(c->control_socket, sizeof(c->control_socket), value) < 0)
 				return fail(x, "control_socket '%s' must be an absolute path%s", value, "");
 		} else if (!strcmp(key, "log_level")) {
-			int l = word_index(value, log_levels, 4);
+			int l = word_index(value, WORDS(log_levels));
 			if (l < 0)
 				return fail(x, "log_level '%s' is not one of err, warn, info, debug%s", value, "");
 			c->log_level = l;
@@ -131,12 +132,12 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 				return fail(x, "soft_threshold '%s' must be a percentage 1..100%s", value, "");
 			c->soft_threshold = (unsigned)t;
 		} else if (!strcmp(key, "xcopy_scope")) {
-			int v = word_index(value, xcopy_scopes, 3);
+			int v = word_index(value, WORDS(xcopy_scopes));
 			if (v < 0)
 				return fail(x, "xcopy_scope '%s' is not one of covisible, pool, lun%s", value, "");
 			c->xcopy_scope = v;
 		} else if (!strcmp(key, "whole_granule_writes")) {
-			int v = word_index(value, whole_modes, 3);
+			int v = word_index(value, WORDS(whole_modes));
 			if (v < 0)
 				return fail(x, "whole_granule_writes '%s' is not one of auto, on, off%s", value, "");
 			c->whole_granule_writes = v;

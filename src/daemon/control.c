@@ -19,7 +19,6 @@
  * opens them again after a restart.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -125,6 +125,8 @@ struct vblk;
 
 struct vblk_stats {
 	uint64_t read_ops, write_ops, flush_ops;
+	/* fsyncs vblk_uring issued to make VBLK_DSYNC writes durable (group flush) */
+	uint64_t dsync_flushes;
 	uint64_t bytes_read, bytes_written;
 	uint64_t meta_bytes_written; /* the part of bytes_written written with VBLK_META */
 	/* Writes whose offset or length is not a multiple of VBLK_ALIGN: a file system
@@ -220,6 +222,25 @@ int vblk_uring_open_flags(struct vreactor *r, const char *path, uint64_t create_
  * default. -EINVAL if b is not a vblk_uring device.
  */
 int vblk_uring_bench_skip_reserve(struct vblk *b, bool skip);
+
+/*
+ * How vblk_uring makes VBLK_DSYNC writes durable: written plain, then one
+ * fdatasync per batch of completed writes, at most max_inflight of them in
+ * flight (default VBLK_GROUP_FLUSH_DEFAULT); 0: RWF_DSYNC on each write (the
+ * kernel flushes once per write). Only while no DSYNC write is in flight
+ * (-EBUSY otherwise); -EINVAL if b is not a vblk_uring device or
+ * max_inflight > VBLK_GROUP_FLUSH_MAX.
+ */
+#define VBLK_GROUP_FLUSH_DEFAULT 4u
+#define VBLK_GROUP_FLUSH_MAX 8u
+int vblk_uring_set_group_flush(struct vblk *b, unsigned max_inflight);
+
+/* Tests: what happens to each DSYNC write under the group flush, in order:
+ * WRITTEN (its write completed), BATCHED (its batch's fsync was prepared),
+ * DURABLE (that fsync completed; the write's callback runs next). */
+enum vblk_uring_event { VBLK_URING_EV_WRITTEN, VBLK_URING_EV_BATCHED, VBLK_URING_EV_DURABLE };
+typedef void (*vblk_uring_observer)(void *arg, enum vblk_uring_event ev, const struct vio_op *write);
+int vblk_uring_set_observer(struct vblk *b, vblk_uring_observer fn, void *arg);
 
 /*
  * vblk_crashsim: the durable image starts as the content of path (if it

@@ -4,7 +4,9 @@
  * right size and -EEXIST on a second create, DSYNC write + read back, readv
  * with several iovecs, flush, allocate, grow, argument checks (no callback on
  * a synchronous error), a transfer that runs into EOF (short read continued,
- * then -EIO), an empty file refused at open, stats.
+ * then -EIO), an empty file refused at open, stats; the group flush of DSYNC
+ * writes (each write's callback only after an fsync prepared once it had
+ * completed; fewer fsyncs than writes; RWF_DSYNC per write when turned off).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -319,6 +321,135 @@ static void test_short_read_eof(void **state)
 	free(buf);
 }
 
+/* ---- group flush: what the observer saw for each of N concurrent DSYNC writes */
+#define GF_N 24
+
+struct gf_log;
+struct gf_item {
+	struct vio_op op;
+	struct gf_log *g;
+	bool done;
+	int res;
+	int step_at_cb; /* the observer's step when the callback ran */
+};
+
+struct gf_log {
+	struct gf_item w[GF_N];
+	int step[GF_N]; /* events seen, in order: 1 WRITTEN, 2 BATCHED, 3 DURABLE */
+	int bad;        /* events out of order or for an unknown write */
+};
+
+static void gf_observe(void *arg, enum vblk_uring_event ev, const struct vio_op *op)
+{
+	struct gf_log *g = arg;
+	int i = 0;
+	while (i < GF_N && &g->w[i].op != op)
+		i++;
+	int want = ev == VBLK_URING_EV_WRITTEN ? 0 : ev == VBLK_URING_EV_BATCHED ? 1 : 2;
+	if (i == GF_N || g->step[i] != want || g->w[i].done)
+		g->bad++;
+	else
+		g->step[i]++;
+}
+
+static void gf_cb(void *arg, int res)
+{
+	struct gf_item *w = arg;
+	w->res = res;
+	w->done = true;
+	w->step_at_cb = w->g->step[w - w->g->w];
+}
+
+static void gf_init(struct gf_log *g)
+{
+	memset(g, 0, sizeof(*g));
+	for (int i = 0; i < GF_N; i++) {
+		g->w[i].g = g;
+		vio_op_init(&g->w[i].op, gf_cb, &g->w[i]);
+	}
+}
+
+/* Submit GF_N 4 KiB DSYNC writes at once, run until all callbacks ran. */
+static void gf_run(struct env *e, struct gf_log *g, uint8_t *buf)
+{
+	gf_init(g);
+	for (int i = 0; i < GF_N; i++) {
+		struct iovec iov = {buf + (size_t)i * 4096, 4096};
+		assert_int_equal(vblk_writev(e->b, &iov, 1, (uint64_t)i * 8192, VBLK_DSYNC, &g->w[i].op), 0);
+	}
+	for (int i = 0; i < GF_N; i++) {
+		assert_int_equal(vreactor_run_until(e->r, &g->w[i].done), 0);
+		assert_int_equal(g->w[i].res, 4096);
+	}
+}
+
+static void test_group_flush(void **state)
+{
+	struct env *e = *state;
+	uint8_t *buf = vblk_alloc_buf((size_t)GF_N * 4096), *rd = vblk_alloc_buf(4096);
+	for (int i = 0; i < GF_N; i++)
+		fill(buf + (size_t)i * 4096, 4096, 100 + (unsigned)i);
+	struct gf_log *g = calloc(1, sizeof(*g));
+	assert_int_equal(vblk_uring_set_observer(e->b, gf_observe, g), 0);
+
+	/* default: group flush */
+	uint64_t f0 = e->b->stats.dsync_flushes;
+	gf_run(e, g, buf);
+	assert_int_equal(g->bad, 0);
+	for (int i = 0; i < GF_N; i++) /* WRITTEN, BATCHED, DURABLE, each once, in order, then the callback */
+		assert_int_equal(g->w[i].step_at_cb, 3);
+	uint64_t nf = e->b->stats.dsync_flushes - f0;
+	assert_true(nf >= 1 && nf <= GF_N);
+	assert_int_equal(e->b->stats.flush_ops, 0); /* group fsyncs are not vblk_flush calls */
+	for (int i = 0; i < GF_N; i++) {
+		assert_int_equal(vblk_pread_sync(e->b, rd, 4096, (uint64_t)i * 8192), 0);
+		assert_memory_equal(rd, buf + (size_t)i * 4096, 4096);
+	}
+	/* a write without DSYNC is not held for a flush */
+	struct wait wt;
+	wait_init(&wt);
+	struct iovec iov = {buf, 4096};
+	f0 = e->b->stats.dsync_flushes;
+	assert_int_equal(vblk_writev(e->b, &iov, 1, MIB, 0, &wt.op), 0);
+	assert_int_equal(wait_run(e, &wt), 4096);
+	assert_int_equal(e->b->stats.dsync_flushes, f0);
+
+	/* turned off: RWF_DSYNC on each write, no group fsync, no event */
+	assert_int_equal(vblk_uring_set_group_flush(e->b, 0), 0);
+	f0 = e->b->stats.dsync_flushes;
+	gf_run(e, g, buf);
+	assert_int_equal(e->b->stats.dsync_flushes, f0);
+	assert_int_equal(g->bad, 0);
+	for (int i = 0; i < GF_N; i++)
+		assert_int_equal(g->w[i].step_at_cb, 0);
+
+	/* one fsync in flight at most: still every write durable before its callback */
+	assert_int_equal(vblk_uring_set_group_flush(e->b, 1), 0);
+	gf_run(e, g, buf);
+	assert_int_equal(g->bad, 0);
+	for (int i = 0; i < GF_N; i++)
+		assert_int_equal(g->w[i].step_at_cb, 3);
+
+	/* limits; not while a DSYNC write is in flight */
+	assert_int_equal(vblk_uring_set_group_flush(e->b, VBLK_GROUP_FLUSH_MAX + 1), -EINVAL);
+	assert_int_equal(vblk_uring_set_group_flush(NULL, 1), -EINVAL);
+	gf_init(g);
+	assert_int_equal(vblk_writev(e->b, &iov, 1, 0, VBLK_DSYNC, &g->w[0].op), 0);
+	assert_int_equal(vblk_uring_set_group_flush(e->b, 2), -EBUSY); /* submitted */
+	while (g->step[0] < 1)
+		assert_true(vreactor_run_once(e->r, 1000) >= 0);
+	if (!g->w[0].done) /* written, waiting for or in its fsync */
+		assert_int_equal(vblk_uring_set_group_flush(e->b, 2), -EBUSY);
+	assert_int_equal(vreactor_run_until(e->r, &g->w[0].done), 0);
+	assert_int_equal(g->w[0].res, 4096);
+	assert_int_equal(g->bad, 0);
+	assert_int_equal(vblk_uring_set_group_flush(e->b, 2), 0);
+	assert_int_equal(vblk_uring_set_observer(e->b, NULL, NULL), 0);
+	free(g);
+	free(buf);
+	free(rd);
+}
+
 static void test_open_errors(void **state)
 {
 	struct env *e = *state;
@@ -348,6 +479,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync_helpers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_read_eof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_flush, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,6 +50,7 @@ struct simhost {
 	struct vpool_open_report last_recovery; /* simhost_crash's pool open */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
 	bool bench_skip_reserve; /* io=uring: simhost_bench_skip_reserve (benchmarks only) */
+	int group_flush;         /* io=uring: simhost_group_flush; -1 = vblk_uring's default */
 	int whole_granules;      /* simhost_whole_granules: -1 as detected, else 0 / 1 */
 	bool detected_serialize; /* what vblk_uring detected for the pool file */
 	bool hyd_paused;         /* simhost_hydration: kept across reopen and crash */
@@ -130,6 +131,8 @@ static int open_store(struct simhost *h, const char *path, uint64_t create_size,
 		rc = vblk_uring_open(h->r, path, create_size, out);
 		if (rc == 0 && h->bench_skip_reserve)
 			rc = vblk_uring_bench_skip_reserve(*out, true);
+		if (rc == 0 && h->group_flush >= 0)
+			rc = vblk_uring_set_group_flush(*out, (unsigned)h->group_flush);
 	}
 	if (rc == 0) {
 		if (out == &h->dev)
@@ -204,6 +207,7 @@ static struct simhost *host_new(const char *path, enum simhost_io io, uint64_t s
 	h->io = io;
 	h->seed = seed;
 	h->whole_granules = -1;
+	h->group_flush = -1;
 	h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (h->wake_fd < 0) {
 		free(h);
@@ -448,6 +452,22 @@ int simhost_bench_skip_reserve(struct simhost *h, bool skip)
 	engine_stop(h);
 	h->bench_skip_reserve = skip;
 	int rc = vblk_uring_bench_skip_reserve(h->dev, skip);
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
+int simhost_group_flush(struct simhost *h, unsigned max_inflight)
+{
+	if (h->io != SIMHOST_IO_URING)
+		return -EOPNOTSUPP;
+	if (max_inflight > VBLK_GROUP_FLUSH_MAX)
+		return -EINVAL;
+	engine_stop(h);
+	int rc = vblk_uring_set_group_flush(h->dev, max_inflight);
+	if (rc == 0 && h->jdev)
+		rc = vblk_uring_set_group_flush(h->jdev, max_inflight);
+	if (rc == 0)
+		h->group_flush = (int)max_inflight;
 	int rc2 = engine_start(h);
 	return rc < 0 ? rc : rc2;
 }
@@ -766,6 +786,7 @@ struct vblk_stats simhost_blk_stats(struct simhost *h)
 		st.read_ops += j->read_ops;
 		st.write_ops += j->write_ops;
 		st.flush_ops += j->flush_ops;
+		st.dsync_flushes += j->dsync_flushes;
 		st.bytes_read += j->bytes_read;
 		st.bytes_written += j->bytes_written;
 		st.meta_bytes_written += j->meta_bytes_written;

@@ -129,6 +129,10 @@ struct vblk_stats simhost_blk_stats(struct simhost *h);
  * file while skip is true (vblk_uring_bench_skip_reserve; kept across reopen). Off by
  * default; -EOPNOTSUPP for io=crashsim. */
 int simhost_bench_skip_reserve(struct simhost *h, bool skip);
+/* io=uring: how DSYNC writes are made durable (vblk_uring_set_group_flush: at most
+ * max_inflight group fsyncs in flight; 0 = RWF_DSYNC per write), for the pool file
+ * and its journal; kept across reopen. -EOPNOTSUPP for io=crashsim. */
+int simhost_group_flush(struct simhost *h, unsigned max_inflight);
 /* Write whole granules in place (struct vblk unaligned_writes_serialize): 1 on, 0 off,
  * -1 as vblk_uring detected for the pool file (the default; off for io=crashsim).
  * Kept across reopen. */

@@ -85,6 +85,7 @@ struct vcfg {
 	uint64_t ws_size, unmap_size, caw_size;
 	uint64_t unmap_desc; /* bytes per UNMAP descriptor; 0: as large as the limits allow */
 	uint32_t caw_block;
+	int group_flush; /* --group-flush N: simhost_group_flush; -1 = the default */
 	double runtime;
 	unsigned qd;
 	const char *fio;
@@ -907,7 +908,7 @@ static int caw_phase(struct simhost *h, const struct vcfg *c, int lun, const cha
 	}
 	/* engine, fio, fio, engine; each half of --runtime (see engine.c). */
 	double half = c->runtime / 2, eng_secs = 0, fio_iops[2] = {0, 0};
-	uint64_t eng_done = 0;
+	uint64_t eng_done = 0, wr0 = 0, fl0 = 0;
 	for (int step = 0; step < 4; step++) {
 		sync();
 		sleep(2);
@@ -919,13 +920,19 @@ static int caw_phase(struct simhost *h, const struct vcfg *c, int lun, const cha
 		}
 		fprintf(stderr, "# engine: COMPARE AND WRITE of 1 block on distinct LBAs, %u in flight, %.0f s\n",
 			c->qd, half);
+		struct vblk_stats st0 = simhost_blk_stats(h);
 		struct flow g = {.lun = lun, .qd = c->qd, .deadline = bench_now() + half,
 				 .next = caw_next, .done = caw_done, .ctx = w};
 		if ((rc = flow_run(h, &g)) < 0)
 			goto out;
 		double s = g.t_last - g.t_first;
-		fprintf(stderr, "# engine: %llu CAWs in %.2f s (%.0f/s)\n", (unsigned long long)g.completed, s,
-			s > 0 ? (double)g.completed / s : 0);
+		struct vblk_stats st1 = simhost_blk_stats(h);
+		wr0 += st1.write_ops - st0.write_ops;
+		fl0 += st1.dsync_flushes - st0.dsync_flushes;
+		fprintf(stderr, "# engine: %llu CAWs in %.2f s (%.0f/s); %llu writes, %llu group fsyncs\n",
+			(unsigned long long)g.completed, s, s > 0 ? (double)g.completed / s : 0,
+			(unsigned long long)(st1.write_ops - st0.write_ops),
+			(unsigned long long)(st1.dsync_flushes - st0.dsync_flushes));
 		eng_done += g.completed;
 		eng_secs += s;
 	}
@@ -1188,6 +1195,12 @@ static int parse_args(struct vcfg *c, int argc, char **argv)
 				fprintf(stderr, "vaai-bench vaai: --qd must be 1..256\n");
 				rc = -EINVAL;
 			}
+		} else if (!strcmp(a, "--group-flush")) {
+			c->group_flush = atoi(v);
+			if (c->group_flush < 0 || c->group_flush > (int)VBLK_GROUP_FLUSH_MAX) {
+				fprintf(stderr, "vaai-bench vaai: --group-flush must be 0..%u\n", VBLK_GROUP_FLUSH_MAX);
+				rc = -EINVAL;
+			}
 		} else if (!strcmp(a, "--only")) {
 			c->only = v;
 		} else if (!strcmp(a, "--fio")) {
@@ -1206,7 +1219,7 @@ int bench_vaai_main(int argc, char **argv)
 {
 	struct vcfg c = {.dir = "build/bench-tmp", .ws_size = 100 * GIB, .unmap_size = 256 * GIB,
 			 .caw_size = GIB, .caw_block = 512, .runtime = 20, .qd = 32,
-			 .fio = "/usr/bin/fio"};
+			 .fio = "/usr/bin/fio", .group_flush = -1};
 	if (parse_args(&c, argc, argv) < 0)
 		return 2;
 	bool ws = wants(&c, "ws"), unmap = wants(&c, "unmap"), caw = wants(&c, "caw"),
@@ -1250,6 +1263,11 @@ int bench_vaai_main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr, "# pool %s: %llu GiB (sparse)\n", pool, (unsigned long long)(psize / GIB));
+	if (c.group_flush >= 0 && (rc = simhost_group_flush(h, (unsigned)c.group_flush)) < 0) {
+		fprintf(stderr, "vaai-bench vaai: --group-flush: %s\n", strerror(-rc));
+		simhost_close(h);
+		return 1;
+	}
 	int status = 0, lun = 0;
 	if (caw && (rc = caw_phase(h, &c, lun++, ffile)) != 0)
 		status = 1;

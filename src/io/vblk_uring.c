@@ -20,7 +20,8 @@
  * every write of the batch had completed and covers them all (the durability
  * contract in io.h: a write's callback runs only when its batch's fsync has
  * completed, with that fsync's error if it failed). At most group_max fsyncs
- * are in flight; writes completing meanwhile wait for the next batch. On this
+ * are in flight; writes completing meanwhile wait for the next batch. A DSYNC
+ * write submitted while no other is in flight keeps RWF_DSYNC. On this
  * machine's disk (volatile cache, no FUA) that gives 1.3-1.6x the DSYNC writes
  * per second of RWF_DSYNC at queue depth 32, where the kernel flushes the
  * cache once per write (docs/performance.md, "Group flush").
@@ -53,6 +54,7 @@ struct udev {
 	unsigned group_max;            /* fsyncs in flight at most; 0 = RWF_DSYNC per write */
 	unsigned group_inflight;
 	uint64_t grouped_pending;      /* grouped writes whose callback has not run */
+	uint64_t dsync_pending;        /* DSYNC writes (grouped or not) whose callback has not run */
 	struct ureq *wait_head, *wait_tail; /* written, waiting for a batch */
 	bool kick_queued;
 	struct vio_op kick_op;
@@ -92,6 +94,8 @@ static void ureq_complete(struct ureq *q, int res)
 	struct vio_op *user = q->user;
 	if (q->grouped)
 		q->d->grouped_pending--;
+	if (q->kind == UREQ_WRITE && (q->flags & VBLK_DSYNC))
+		q->d->dsync_pending--;
 	if (res >= 0 && q->kind == UREQ_READ)
 		q->d->b.stats.bytes_read += q->total;
 	if (res >= 0 && q->kind == UREQ_WRITE)
@@ -293,7 +297,11 @@ static int udev_rw(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t
 		return -ENOMEM;
 	memcpy(q->iov, iov, (size_t)iovcnt * sizeof(*iov));
 	q->flags = flags;
-	q->grouped = kind == UREQ_WRITE && (flags & VBLK_DSYNC) && to_udev(b)->group_max > 0;
+	/* A lone DSYNC write (none other in flight here: the journal's commits on a
+	 * journal file of its own, a synchronous control-path write) keeps
+	 * RWF_DSYNC: a group of one would only add a round trip. */
+	bool dsync = kind == UREQ_WRITE && (flags & VBLK_DSYNC);
+	q->grouped = dsync && to_udev(b)->group_max > 0 && to_udev(b)->dsync_pending > 0;
 	q->off = off;
 	q->total = (size_t)total;
 	rc = ureq_submit_rw(q);
@@ -303,6 +311,8 @@ static int udev_rw(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t
 	}
 	if (q->grouped)
 		to_udev(b)->grouped_pending++;
+	if (dsync)
+		to_udev(b)->dsync_pending++;
 	if (kind == UREQ_READ)
 		b->stats.read_ops++;
 	else

@@ -396,7 +396,10 @@ static void test_group_flush(void **state)
 	uint64_t f0 = e->b->stats.dsync_flushes;
 	gf_run(e, g, buf);
 	assert_int_equal(g->bad, 0);
-	for (int i = 0; i < GF_N; i++) /* WRITTEN, BATCHED, DURABLE, each once, in order, then the callback */
+	/* the first was submitted alone (RWF_DSYNC, no event); the others: WRITTEN,
+	 * BATCHED, DURABLE, each once, in order, then the callback */
+	assert_int_equal(g->w[0].step_at_cb, 0);
+	for (int i = 1; i < GF_N; i++)
 		assert_int_equal(g->w[i].step_at_cb, 3);
 	uint64_t nf = e->b->stats.dsync_flushes - f0;
 	assert_true(nf >= 1 && nf <= GF_N);
@@ -427,21 +430,34 @@ static void test_group_flush(void **state)
 	assert_int_equal(vblk_uring_set_group_flush(e->b, 1), 0);
 	gf_run(e, g, buf);
 	assert_int_equal(g->bad, 0);
-	for (int i = 0; i < GF_N; i++)
+	for (int i = 1; i < GF_N; i++)
 		assert_int_equal(g->w[i].step_at_cb, 3);
+
+	/* a lone DSYNC write keeps RWF_DSYNC: no group fsync */
+	f0 = e->b->stats.dsync_flushes;
+	gf_init(g);
+	assert_int_equal(vblk_writev(e->b, &iov, 1, 0, VBLK_DSYNC, &g->w[0].op), 0);
+	assert_int_equal(vreactor_run_until(e->r, &g->w[0].done), 0);
+	assert_int_equal(g->w[0].res, 4096);
+	assert_int_equal(g->w[0].step_at_cb, 0);
+	assert_int_equal(e->b->stats.dsync_flushes, f0);
 
 	/* limits; not while a DSYNC write is in flight */
 	assert_int_equal(vblk_uring_set_group_flush(e->b, VBLK_GROUP_FLUSH_MAX + 1), -EINVAL);
 	assert_int_equal(vblk_uring_set_group_flush(NULL, 1), -EINVAL);
 	gf_init(g);
+	struct iovec iov2 = {buf + 4096, 4096};
 	assert_int_equal(vblk_writev(e->b, &iov, 1, 0, VBLK_DSYNC, &g->w[0].op), 0);
-	assert_int_equal(vblk_uring_set_group_flush(e->b, 2), -EBUSY); /* submitted */
-	while (g->step[0] < 1)
+	assert_int_equal(vblk_writev(e->b, &iov2, 1, 8192, VBLK_DSYNC, &g->w[1].op), 0);
+	assert_int_equal(vblk_uring_set_group_flush(e->b, 2), -EBUSY); /* submitted, grouped */
+	while (g->step[1] < 1)
 		assert_true(vreactor_run_once(e->r, 1000) >= 0);
-	if (!g->w[0].done) /* written, waiting for or in its fsync */
+	if (!g->w[1].done) /* written, waiting for or in its fsync */
 		assert_int_equal(vblk_uring_set_group_flush(e->b, 2), -EBUSY);
+	assert_int_equal(vreactor_run_until(e->r, &g->w[1].done), 0);
 	assert_int_equal(vreactor_run_until(e->r, &g->w[0].done), 0);
 	assert_int_equal(g->w[0].res, 4096);
+	assert_int_equal(g->w[1].res, 4096);
 	assert_int_equal(g->bad, 0);
 	assert_int_equal(vblk_uring_set_group_flush(e->b, 2), 0);
 	assert_int_equal(vblk_uring_set_observer(e->b, NULL, NULL), 0);

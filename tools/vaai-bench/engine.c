@@ -26,7 +26,9 @@
  * --qd N: N in flight on both sides, the lines named _qdN;
  * --whole-granules on|off|auto: partial-granule writes in place as
  * read-modify-writes of whole granules, or not, or as detected for the pool
- * file (the default; datapath.c).
+ * file (the default; datapath.c);
+ * --group-flush N: DSYNC writes made durable by group fsyncs, at most N in
+ * flight (default 4), or 0: RWF_DSYNC per write (vblk_uring.c).
  * Per pattern the order is engine, fio, fio, engine, each for half of
  * --runtime, after a sync and a 2 s pause each, so that what the disk is
  * still flushing weighs on both sides alike; each side totals --runtime.
@@ -60,6 +62,7 @@ struct ecfg {
 	bool keep;
 	unsigned bs;      /* --bs: randwrite / randread size and alignment (512 or 4096) */
 	int whole;        /* --whole-granules on|off|auto: 1 / 0 / -1 (simhost_whole_granules) */
+	int group_flush;  /* --group-flush N: simhost_group_flush; -1 = the default */
 };
 
 enum pattern { P_RANDWRITE, P_RANDREAD, P_ALLOC };
@@ -300,6 +303,12 @@ static int parse_args(struct ecfg *c, int argc, char **argv)
 				fprintf(stderr, "vaai-bench engine: --whole-granules must be on, off or auto\n");
 				return -EINVAL;
 			}
+		} else if (!strcmp(a, "--group-flush")) {
+			c->group_flush = atoi(v);
+			if (c->group_flush < 0 || c->group_flush > (int)VBLK_GROUP_FLUSH_MAX) {
+				fprintf(stderr, "vaai-bench engine: --group-flush must be 0..%u\n", VBLK_GROUP_FLUSH_MAX);
+				return -EINVAL;
+			}
 		} else if (!strcmp(a, "--fio")) {
 			c->fio = v;
 		} else {
@@ -320,7 +329,7 @@ static void print_line(const char *name, const struct eng_run *e, double fio)
 int bench_engine_main(int argc, char **argv)
 {
 	struct ecfg c = {.dir = "build/bench-tmp", .size = 1ull << 30, .alloc_size = 4ull << 30,
-			 .runtime = 20, .qd = 32, .bs = IO, .whole = -1,
+			 .runtime = 20, .qd = 32, .bs = IO, .whole = -1, .group_flush = -1,
 			 .fio = "/usr/bin/fio"};
 	if (parse_args(&c, argc, argv) < 0)
 		return 2;
@@ -342,6 +351,11 @@ int bench_engine_main(int argc, char **argv)
 	int status = 1;
 	if ((rc = simhost_whole_granules(h, c.whole)) < 0) {
 		fprintf(stderr, "vaai-bench: --whole-granules: %s\n", strerror(-rc));
+		simhost_close(h);
+		return 1;
+	}
+	if (c.group_flush >= 0 && (rc = simhost_group_flush(h, (unsigned)c.group_flush)) < 0) {
+		fprintf(stderr, "vaai-bench: --group-flush: %s\n", strerror(-rc));
 		simhost_close(h);
 		return 1;
 	}

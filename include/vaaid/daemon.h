@@ -43,6 +43,7 @@ struct vd_config {
 	uint64_t default_pool_size;
 	int xcopy_scope;         /* VD_XCOPY_* : which LUNs an EXTENDED COPY may name */
 	int whole_granule_writes; /* VD_WHOLE_*: partial granules read and written whole */
+	int group_flush;          /* VD_GROUP_*: DSYNC writes made durable by group flushes */
 	unsigned n_pools;
 	struct vd_pool_conf pools[VD_MAX_POOLS];
 };
@@ -51,6 +52,9 @@ enum { VD_XCOPY_COVISIBLE = 0, VD_XCOPY_POOL, VD_XCOPY_LUN };
 /* whole_granule_writes (docs/design.md rule 14): as detected for each pool's store
  * (ext4 under Linux < 6.4), always, or never. */
 enum { VD_WHOLE_AUTO = 0, VD_WHOLE_ON, VD_WHOLE_OFF };
+/* group_flush (docs/design.md rule 15): as detected for each store (a volatile
+ * cache without FUA), always, or never (RWF_DSYNC per write). */
+enum { VD_GROUP_AUTO = 0, VD_GROUP_ON, VD_GROUP_OFF };
 
 /* Defaults that work with no config file at all. */
 void vd_config_defaults(struct vd_config *c);
@@ -72,10 +76,12 @@ struct vd_pool {
 	struct vblk *jdev; /* the journal file (<path>.journal) of a pool in a regular file */
 	struct vpool *pool;
 	int whole; /* VD_WHOLE_*, applied to dev when it is opened */
+	int group; /* VD_GROUP_*, applied to dev and jdev when they are opened */
 };
 
 struct vd_pools {
 	int whole_granules; /* VD_WHOLE_* from the config, for every pool opened or created */
+	int group_flush;    /* VD_GROUP_* from the config, likewise */
 	unsigned n;
 	struct vd_pool p[VD_MAX_POOLS];
 };

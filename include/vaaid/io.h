@@ -226,14 +226,21 @@ int vblk_uring_bench_skip_reserve(struct vblk *b, bool skip);
 /*
  * How vblk_uring makes VBLK_DSYNC writes durable: written plain, then one
  * fdatasync per batch of completed writes, at most max_inflight of them in
- * flight (default VBLK_GROUP_FLUSH_DEFAULT); 0: RWF_DSYNC on each write (the
- * kernel flushes once per write). Only while no DSYNC write is in flight
- * (-EBUSY otherwise); -EINVAL if b is not a vblk_uring device or
- * max_inflight > VBLK_GROUP_FLUSH_MAX.
+ * flight; 0: RWF_DSYNC on each write (the kernel flushes once per write if the
+ * device has a volatile cache without FUA). At open: VBLK_GROUP_FLUSH_DEFAULT
+ * where vblk_queue_wants_group_flush says 1 for the store's device, else 0.
+ * Setting it: only while no grouped write is in flight (-EBUSY otherwise);
+ * -EINVAL if b is not a vblk_uring device or max_inflight > VBLK_GROUP_FLUSH_MAX.
+ * vblk_uring_group_flush: the current value (or -EINVAL).
  */
 #define VBLK_GROUP_FLUSH_DEFAULT 4u
 #define VBLK_GROUP_FLUSH_MAX 8u
 int vblk_uring_set_group_flush(struct vblk *b, unsigned max_inflight);
+int vblk_uring_group_flush(const struct vblk *b);
+/* From SYSFS_ROOT/dev/block/MAJOR:MINOR/queue (a partition: its disk's): 1 if
+ * write_cache is "write back" and fua 0 (each RWF_DSYNC write would flush the
+ * cache), 0 if "write through" or FUA, -errno if sysfs does not say. */
+int vblk_queue_wants_group_flush(const char *sysfs_root, unsigned major, unsigned minor);
 
 /* Tests: what happens to each DSYNC write under the group flush, in order:
  * WRITTEN (its write completed), BATCHED (its batch's fsync was prepared),

@@ -13,6 +13,7 @@
  *   default_pool_size = 32G
  *   xcopy_scope = covisible     ; covisible | pool | lun (docs/xcopy.md)
  *   whole_granule_writes = auto ; auto | on | off (docs/design.md rule 14)
+ *   group_flush = auto          ; auto | on | off (docs/design.md rule 15)
  *   [pool NAME]
  *   path = /srv/vaaid/NAME.pool ; file or block device
  *   size = 2T                   ; when the file is created
@@ -85,6 +86,7 @@ static int word_index(const char *v, const char *const *words, int n)
 static const char *const log_levels[] = {"err", "warn", "info", "debug"};           /* VLOG_* */
 static const char *const xcopy_scopes[] = {"covisible", "pool", "lun"};             /* VD_XCOPY_* */
 static const char *const whole_modes[] = {"auto", "on", "off"};                     /* VD_WHOLE_* */
+static const char *const group_modes[] = {"auto", "on", "off"};                     /* VD_GROUP_* */
 #define WORDS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
 
 static struct vd_pool_conf *pool_conf(struct vd_config *c, const char *name)
@@ -141,6 +143,11 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 			if (v < 0)
 				return fail(x, "whole_granule_writes '%s' is not one of auto, on, off%s", value, "");
 			c->whole_granule_writes = v;
+		} else if (!strcmp(key, "group_flush")) {
+			int v = word_index(value, WORDS(group_modes));
+			if (v < 0)
+				return fail(x, "group_flush '%s' is not one of auto, on, off%s", value, "");
+			c->group_flush = v;
 		} else if (!strcmp(key, "default_pool_size")) {
 			if (vparse_size(value, &n) < 0 || n == 0)
 				return fail(x, "default_pool_size '%s' is not a size (e.g. 32G)%s", value, "");

@@ -159,6 +159,9 @@ static json_object *status_obj(struct vd_control *c)
 			/* docs/design.md rule 14: partial granules written whole (read first) */
 			json_object_object_add(pool, "whole_granule_writes",
 					       json_object_new_boolean(vp->dev->unaligned_writes_serialize));
+			/* docs/design.md rule 15: DSYNC writes made durable by group flushes */
+			json_object_object_add(pool, "group_flush",
+					       json_object_new_boolean(vblk_uring_group_flush(vp->dev) > 0));
 		}
 		json_object *vols;
 		if (json_object_object_get_ex(pj, "volumes", &vols))

@@ -52,6 +52,13 @@ static void close_stores(struct vd_pool *vp)
 	vp->jdev = vp->dev = NULL;
 }
 
+/* The admin's group_flush over what vblk_uring detected (design rule 15). */
+static void apply_group_flush(const struct vd_pool *vp, struct vblk *b)
+{
+	if (vp->group != VD_GROUP_AUTO)
+		vblk_uring_set_group_flush(b, vp->group == VD_GROUP_ON ? VBLK_GROUP_FLUSH_DEFAULT : 0);
+}
+
 static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t errlen)
 {
 	struct vpool_open_report rep;
@@ -64,11 +71,14 @@ static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t er
 	/* the admin's whole_granule_writes over what vblk_uring detected (design rule 14) */
 	if (vp->whole != VD_WHOLE_AUTO)
 		vp->dev->unaligned_writes_serialize = vp->whole == VD_WHOLE_ON;
+	apply_group_flush(vp, vp->dev);
 	char jpath[VD_PATH_MAX + 16];
 	if (vpool_store_has_journal_file(vp->dev) == 1 &&
 	    vpool_journal_path(vp->path, jpath, sizeof(jpath)) == 0) {
 		/* A missing or unreadable journal file: the pool open names the problem. */
 		rc = vblk_uring_open(r, jpath, 0, &vp->jdev);
+		if (rc == 0)
+			apply_group_flush(vp, vp->jdev);
 		if (rc < 0)
 			vlog_err(vp->name, "pool %s: cannot open its journal file %s: %s", vp->name,
 				 jpath, strerror(-rc));
@@ -89,6 +99,10 @@ static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t er
 			  vp->whole == VD_WHOLE_ON ? "whole_granule_writes = on"
 						   : "its file system serializes unaligned direct writes: "
 						     "ext4 before Linux 6.4");
+	if (vblk_uring_group_flush(vp->dev) > 0)
+		vlog_info(vp->name, "pool %s: durable writes share cache flushes (%s; docs/design.md rule 15)",
+			  vp->name, vp->group == VD_GROUP_ON ? "group_flush = on"
+							     : "its device has a volatile write cache without FUA");
 	return 0;
 }
 
@@ -154,10 +168,12 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->whole_granules = c->whole_granule_writes;
+	ps->group_flush = c->group_flush;
 	for (unsigned i = 0; i < c->n_pools; i++) {
 		const struct vd_pool_conf *pc = &c->pools[i];
 		struct vd_pool *vp = &ps->p[ps->n];
 		vp->whole = ps->whole_granules;
+		vp->group = ps->group_flush;
 		snprintf(vp->name, sizeof(vp->name), "%s", pc->name);
 		snprintf(vp->path, sizeof(vp->path), "%s", pc->path);
 		struct stat st;
@@ -285,6 +301,7 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 	struct vd_pool *vp = &ps->p[ps->n];
 	memset(vp, 0, sizeof(*vp));
 	vp->whole = ps->whole_granules;
+	vp->group = ps->group_flush;
 	snprintf(vp->name, sizeof(vp->name), "%s", name);
 	snprintf(vp->path, sizeof(vp->path), "%s", path);
 	int rc = exists ? format_existing(vp, r, &st, size, extent, err, errlen)

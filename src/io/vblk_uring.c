@@ -24,8 +24,10 @@
  * write submitted while no other is in flight keeps RWF_DSYNC. On this
  * machine's disk (volatile cache, no FUA) that gives 1.3-1.6x the DSYNC writes
  * per second of RWF_DSYNC at queue depth 32, where the kernel flushes the
- * cache once per write (docs/performance.md, "Group flush").
- * vblk_uring_set_group_flush(b, 0) goes back to RWF_DSYNC per write.
+ * cache once per write (docs/performance.md, "Session 13"). Used where the
+ * store's device has a volatile cache without FUA (detected at open from
+ * sysfs, vblk_queue_wants_group_flush); vblk_uring_set_group_flush changes it
+ * (0: RWF_DSYNC per write).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +38,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -442,6 +445,13 @@ int vblk_uring_set_group_flush(struct vblk *b, unsigned max_inflight)
 	return 0;
 }
 
+int vblk_uring_group_flush(const struct vblk *b)
+{
+	if (!b || b->ops != &udev_ops)
+		return -EINVAL;
+	return (int)((const struct udev *)b)->group_max;
+}
+
 int vblk_uring_set_observer(struct vblk *b, vblk_uring_observer fn, void *arg)
 {
 	if (!b || b->ops != &udev_ops)
@@ -529,6 +539,64 @@ static bool unaligned_dio_serializes(int fd)
 }
 
 /*
+ * Should DSYNC writes to this store be made durable by group flushes? Only
+ * where the kernel would otherwise flush a volatile cache once per write: the
+ * device under the store (the file system's device for a file, a partition's
+ * disk) reports queue/write_cache "write back" and queue/fua 0. With FUA
+ * an RWF_DSYNC overwrite is one FUA write; with "write through" there is no
+ * flush at all; a device the sysfs does not describe (a file system without
+ * a block device, a stacked one we cannot find) keeps RWF_DSYNC too.
+ * Returns 1 (group), 0 (per write), or -errno when sysfs does not say.
+ */
+static int read_word(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	char *got = fgets(buf, (int)len, f);
+	fclose(f);
+	if (!got)
+		return -EIO;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+int vblk_queue_wants_group_flush(const char *sysfs_root, unsigned major, unsigned minor)
+{
+	char dir[384], wc[32], fua[8];
+	/* a whole disk has queue/ in its own directory, a partition in its parent's */
+	snprintf(dir, sizeof(dir), "%s/dev/block/%u:%u/queue", sysfs_root, major, minor);
+	int rc = read_word(dir, "write_cache", wc, sizeof(wc));
+	if (rc == -ENOENT) {
+		snprintf(dir, sizeof(dir), "%s/dev/block/%u:%u/../queue", sysfs_root, major, minor);
+		rc = read_word(dir, "write_cache", wc, sizeof(wc));
+	}
+	if (rc == 0)
+		rc = read_word(dir, "fua", fua, sizeof(fua));
+	if (rc < 0)
+		return rc;
+	if (strcmp(fua, "0") && strcmp(fua, "1"))
+		return -EINVAL;
+	if (!strcmp(wc, "write through"))
+		return 0;
+	if (strcmp(wc, "write back"))
+		return -EINVAL;
+	return !strcmp(fua, "0");
+}
+
+static unsigned detect_group_flush(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return 0;
+	dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	return vblk_queue_wants_group_flush("/sys", major(dev), minor(dev)) == 1
+		       ? VBLK_GROUP_FLUSH_DEFAULT : 0;
+}
+
+/*
  * One owner per store: an open file description lock on the whole store (F_OFD_SETLK;
  * write lock for owners, read lock for VBLK_OPEN_SHARED readers), so a second vaaid,
  * a second pool naming the same path, vaai-sim, or vaai-check on a pool in use is
@@ -587,7 +655,7 @@ int vblk_uring_open_flags(struct vreactor *r, const char *path, uint64_t create_
 	d->b.size = size;
 	d->fd = fd;
 	d->is_blkdev = is_blkdev;
-	d->group_max = VBLK_GROUP_FLUSH_DEFAULT;
+	d->group_max = detect_group_flush(fd);
 	vio_op_init(&d->kick_op, group_kick, d);
 	for (unsigned i = 0; i < VBLK_GROUP_FLUSH_MAX; i++) {
 		d->gf[i].d = d;

@@ -57,6 +57,7 @@ static void test_every_key(void **state)
 			      "default_pool_size = 2T\n"
 			      "xcopy_scope = pool\n"
 			      "whole_granule_writes = off\n"
+			      "group_flush = off\n"
 			      "[pool fast]\n"
 			      "path = /dev/nvme0n1\n"
 			      "extent = 4M\n"
@@ -71,6 +72,7 @@ static void test_every_key(void **state)
 	assert_true(c.default_pool_size == 2ull << 40);
 	assert_int_equal(c.xcopy_scope, VD_XCOPY_POOL);
 	assert_int_equal(c.whole_granule_writes, VD_WHOLE_OFF);
+	assert_int_equal(c.group_flush, VD_GROUP_OFF);
 	assert_int_equal(c.n_pools, 2);
 	assert_string_equal(c.pools[0].name, "fast");
 	assert_int_equal(c.pools[0].extent, 4u << 20);
@@ -84,8 +86,11 @@ static void test_every_key(void **state)
 	assert_int_equal(c.whole_granule_writes, VD_WHOLE_ON);
 	assert_int_equal(load("[daemon]\nwhole_granule_writes = auto\n", &c, err, sizeof(err)), 0);
 	assert_int_equal(c.whole_granule_writes, VD_WHOLE_AUTO);
+	assert_int_equal(load("[daemon]\ngroup_flush = on\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.group_flush, VD_GROUP_ON);
 	assert_int_equal(load("", &c, err, sizeof(err)), 0); /* an empty file: the defaults */
 	assert_int_equal(c.whole_granule_writes, VD_WHOLE_AUTO);
+	assert_int_equal(c.group_flush, VD_GROUP_AUTO);
 }
 
 /* Each bad file: -EINVAL, and the message holds want (and ":LINE:" when line > 0). */
@@ -121,6 +126,7 @@ static void test_bad_files(void **state)
 	refused("[daemon]\ndefault_pool_size = 0\n", 2, "is not a size");
 	refused("[daemon]\nxcopy_scope = anywhere\n", 2, "xcopy_scope 'anywhere' is not one of");
 	refused("[daemon]\nwhole_granule_writes = yes\n", 2, "whole_granule_writes 'yes' is not one of auto, on, off");
+	refused("[daemon]\ngroup_flush = 4\n", 2, "group_flush '4' is not one of auto, on, off");
 	refused("[daemon]\nthreads = 4\n", 2, "unknown key 'threads' in [daemon]");
 	refused("[daemon]\n\n[cache]\nsize = 1G\n", 4, "unknown section [cache]");
 	refused("[pool p]\npath = /x\nsize = big\n", 3, "pool size 'big' is not a size");

@@ -391,6 +391,9 @@ static void test_group_flush(void **state)
 		fill(buf + (size_t)i * 4096, 4096, 100 + (unsigned)i);
 	struct gf_log *g = calloc(1, sizeof(*g));
 	assert_int_equal(vblk_uring_set_observer(e->b, gf_observe, g), 0);
+	/* whatever was detected for this file's device (test_group_flush_detect) */
+	assert_int_equal(vblk_uring_set_group_flush(e->b, VBLK_GROUP_FLUSH_DEFAULT), 0);
+	assert_int_equal(vblk_uring_group_flush(e->b), (int)VBLK_GROUP_FLUSH_DEFAULT);
 
 	/* default: group flush */
 	uint64_t f0 = e->b->stats.dsync_flushes;
@@ -466,6 +469,53 @@ static void test_group_flush(void **state)
 	free(rd);
 }
 
+/* ---- which devices get group flushes: a fake sysfs tree */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char p[1024];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void fake_queue(const char *root, const char *wc, const char *fua)
+{
+	char q[768];
+	snprintf(q, sizeof(q), "%s/devices/vdx/queue", root);
+	put_file(q, "write_cache", wc);
+	put_file(q, "fua", fua);
+}
+
+static void test_group_flush_detect(void **state)
+{
+	(void)state;
+	char root[256], p[768], cmd[2048];
+	tmp_path(root, sizeof(root), "fake_sysfs");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s/devices/vdx/queue' '%s/devices/vdx/vdx1' "
+		 "'%s/dev/block' && ln -s ../../devices/vdx '%s/dev/block/250:0' && "
+		 "ln -s ../../devices/vdx/vdx1 '%s/dev/block/250:1'", root, root, root, root, root, root);
+	assert_int_equal(system(cmd), 0);
+	fake_queue(root, "write back\n", "0\n");
+	assert_int_equal(vblk_queue_wants_group_flush(root, 250, 0), 1);
+	assert_int_equal(vblk_queue_wants_group_flush(root, 250, 1), 1); /* a partition: its disk's queue */
+	fake_queue(root, "write back\n", "1\n");
+	assert_int_equal(vblk_queue_wants_group_flush(root, 250, 0), 0); /* FUA: RWF_DSYNC is one FUA write */
+	fake_queue(root, "write through\n", "0\n");
+	assert_int_equal(vblk_queue_wants_group_flush(root, 250, 1), 0); /* no cache to flush */
+	fake_queue(root, "sometimes\n", "0\n");
+	assert_int_equal(vblk_queue_wants_group_flush(root, 250, 0), -EINVAL);
+	fake_queue(root, "write back\n", "yes\n");
+	assert_int_equal(vblk_queue_wants_group_flush(root, 250, 0), -EINVAL);
+	assert_int_equal(vblk_queue_wants_group_flush(root, 250, 7), -ENOENT); /* no such device */
+	snprintf(p, sizeof(p), "%s/devices/vdx/queue/fua", root);
+	unlink(p);
+	assert_int_equal(vblk_queue_wants_group_flush(root, 250, 0), -ENOENT);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_open_errors(void **state)
 {
 	struct env *e = *state;
@@ -496,6 +546,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_read_eof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_flush, setup, teardown),
+		cmocka_unit_test(test_group_flush_detect),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,9 @@
 #  - a pool file on ext4 under Linux < 6.4 writes partial granules whole
 #    (docs/design.md rule 14): vaaictl pool list / status and the log say so;
 #    a block device never does.
+#  - its durable writes share cache flushes (docs/design.md rule 15) exactly
+#    when sysfs says the file system's device has a volatile write cache
+#    without FUA: vaaictl pool list / status and the log say so.
 # The loop device stays attached: the pools are registered in the state
 # directory, and later tests restart vaaid, which opens them again.
 set -euo pipefail
@@ -59,6 +62,26 @@ if $want_whole; then
 	grep -q "pool pre: partial 4 KiB granules are read and written whole (its file system serializes" "$OUT/vaaid.log" ||
 		die "vaaid did not log that pool pre writes partial granules whole"
 fi
+# design rule 15: group flushes where the store's device has a volatile cache
+# without FUA (read here from sysfs, independently of vaaid's own detection)
+mm=$(findmnt -no MAJ:MIN --target "$STATE" | head -n 1 | tr -d ' ')
+q=/sys/dev/block/$mm/queue
+[ -d "$q" ] || q=/sys/dev/block/$mm/../queue
+if [ "$(cat "$q/write_cache" 2>/dev/null)" = "write back" ] && [ "$(cat "$q/fua" 2>/dev/null)" = 0 ]; then
+	want_group=true
+else
+	want_group=false
+fi
+"$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"pre"' |
+	grep -qF "\"group_flush\":$want_group" ||
+	die "vaaictl pool list: pool pre's group_flush is not $want_group (device $mm: $(cat "$q/write_cache" "$q/fua" 2>&1 | tr '\n' ' '))"
+if $want_group; then
+	"$VAAICTL" status | grep -q "^pre  *durable writes share cache flushes" ||
+		die "vaaictl status does not say pool pre's durable writes share cache flushes"
+	grep -q "pool pre: durable writes share cache flushes (its device has a volatile write cache without FUA" "$OUT/vaaid.log" ||
+		die "vaaid did not log that pool pre's durable writes share cache flushes"
+fi
+echo "group_flush of pool pre: $want_group (device $mm)"
 refused "is the store of pool 'pre'" pre2 "$pre" 64M --force
 cp "$pre" "$STATE/copy.pool"
 refused "holds a vaaid pool" copy "$STATE/copy.pool" 64M --force

@@ -28,7 +28,8 @@
  * read-modify-writes of whole granules, or not, or as detected for the pool
  * file (the default; datapath.c);
  * --group-flush N: DSYNC writes made durable by group fsyncs, at most N in
- * flight (default 4), or 0: RWF_DSYNC per write (vblk_uring.c).
+ * flight (default: as detected, 4 on a volatile cache without FUA), or 0:
+ * RWF_DSYNC per write (vblk_uring.c).
  * Per pattern the order is engine, fio, fio, engine, each for half of
  * --runtime, after a sync and a 2 s pause each, so that what the disk is
  * still flushing weighs on both sides alike; each side totals --runtime.

@@ -106,7 +106,8 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 			       d, f, g, ext, get_str(p, "path"));
 		}
 		/* Per pool: its journal file (pools in regular files: part of the pool, kept
-		 * with it), and whether it writes partial granules whole (design rule 14). */
+		 * with it), whether it writes partial granules whole (design rule 14), and
+		 * whether its durable writes share cache flushes (rule 15). */
 		for (size_t i = 0; i < json_object_array_length(arr); i++) {
 			json_object *p, *j, *w, *e = json_object_array_get_idx(arr, i);
 			if (!json_object_object_get_ex(e, "pool", &p))
@@ -116,6 +117,9 @@ static void print_tables(json_object *ans, bool pools, bool volumes)
 			if (json_object_object_get_ex(p, "whole_granule_writes", &w) &&
 			    json_object_get_boolean(w))
 				printf("%-16s writes partial 4 KiB granules whole (docs/design.md rule 14)\n",
+				       get_str(p, "name"));
+			if (json_object_object_get_ex(p, "group_flush", &w) && json_object_get_boolean(w))
+				printf("%-16s durable writes share cache flushes (docs/design.md rule 15)\n",
 				       get_str(p, "name"));
 		}
 	}

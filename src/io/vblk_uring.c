@@ -153,6 +153,15 @@ static void observe(struct udev *d, enum vblk_uring_event ev, const struct vio_o
 		d->observe(d->observe_arg, ev, user);
 }
 
+/* group_start once more at the end of this reactor turn (at most one pending). */
+static void queue_kick(struct udev *d)
+{
+	if (!d->kick_queued) {
+		d->kick_queued = true;
+		vreactor_defer(d->b.reactor, &d->kick_op, 0);
+	}
+}
+
 /* Start one fsync per batch while slots are free; what cannot start now waits
  * for a slot (group_done) or, when no SQE could be had, for the next turn. */
 static void group_start(struct udev *d)
@@ -163,10 +172,7 @@ static void group_start(struct udev *d)
 			continue;
 		struct io_uring_sqe *sqe = vreactor_get_sqe(d->b.reactor);
 		if (!sqe) {
-			if (!d->kick_queued) {
-				d->kick_queued = true;
-				vreactor_defer(d->b.reactor, &d->kick_op, 0);
-			}
+			queue_kick(d);
 			return;
 		}
 		g->batch = d->wait_head;
@@ -201,10 +207,7 @@ static void group_wait(struct ureq *q)
 	else
 		d->wait_head = q;
 	d->wait_tail = q;
-	if (!d->kick_queued) {
-		d->kick_queued = true;
-		vreactor_defer(d->b.reactor, &d->kick_op, 0);
-	}
+	queue_kick(d);
 }
 
 /* A batch's fsync completed: its writes are durable (or all get its error). */

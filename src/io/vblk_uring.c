@@ -56,7 +56,6 @@ struct udev {
 	bool bench_skip_reserve; /* vblk_uring_bench_skip_reserve (benchmarks only) */
 	/* group flush of VBLK_DSYNC writes (see the top of this file) */
 	unsigned group_max;            /* fsyncs in flight at most; 0 = RWF_DSYNC per write */
-	unsigned group_inflight;
 	uint64_t grouped_pending;      /* grouped writes whose callback has not run */
 	uint64_t dsync_pending;        /* DSYNC writes (grouped or not) whose callback has not run */
 	struct ureq *wait_head, *wait_tail; /* written, waiting for a batch */
@@ -181,7 +180,6 @@ static void group_start(struct udev *d)
 			observe(d, VBLK_URING_EV_BATCHED, q->user);
 		io_uring_prep_fsync(sqe, d->fd, IORING_FSYNC_DATASYNC);
 		io_uring_sqe_set_data(sqe, &g->op);
-		d->group_inflight++;
 		d->b.stats.dsync_flushes++;
 	}
 }
@@ -217,7 +215,6 @@ static void group_done(void *arg, int res)
 	struct udev *d = g->d;
 	struct ureq *q = g->batch;
 	g->batch = NULL;
-	d->group_inflight--;
 	group_start(d); /* writes that waited for a slot; before any callback can close d */
 	while (q) {
 		struct ureq *next = q->next;

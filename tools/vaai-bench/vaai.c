@@ -908,7 +908,7 @@ static int caw_phase(struct simhost *h, const struct vcfg *c, int lun, const cha
 	}
 	/* engine, fio, fio, engine; each half of --runtime (see engine.c). */
 	double half = c->runtime / 2, eng_secs = 0, fio_iops[2] = {0, 0};
-	uint64_t eng_done = 0, wr0 = 0, fl0 = 0;
+	uint64_t eng_done = 0;
 	for (int step = 0; step < 4; step++) {
 		sync();
 		sleep(2);
@@ -927,8 +927,6 @@ static int caw_phase(struct simhost *h, const struct vcfg *c, int lun, const cha
 			goto out;
 		double s = g.t_last - g.t_first;
 		struct vblk_stats st1 = simhost_blk_stats(h);
-		wr0 += st1.write_ops - st0.write_ops;
-		fl0 += st1.dsync_flushes - st0.dsync_flushes;
 		fprintf(stderr, "# engine: %llu CAWs in %.2f s (%.0f/s); %llu writes, %llu group fsyncs\n",
 			(unsigned long long)g.completed, s, s > 0 ? (double)g.completed / s : 0,
 			(unsigned long long)(st1.write_ops - st0.write_ops),

@@ -24,6 +24,10 @@ void vlog_write(enum vlog_level lvl, const char *dev, const char *func, const ch
 #define vlog_debug(dev, ...) \
 	do { if (vlog_get_level() >= VLOG_DEBUG) vlog_write(VLOG_DEBUG, dev, __func__, __VA_ARGS__); } while (0)
 
+/* Read a small text file (sysfs, configfs) into buf (at most len - 1 bytes, NUL-terminated,
+ * trailing newlines and spaces removed). Returns its length or -errno. */
+int vread_small_file(const char *path, char *buf, size_t len);
+
 /* Parse "123", "4K", "1M", "2G", "1T" (1024-based). Returns 0 or -EINVAL / -ERANGE. */
 int vparse_size(const char *s, uint64_t *out);
 

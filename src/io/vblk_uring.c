@@ -48,6 +48,7 @@
 #include <liburing.h>
 
 #include "vaaid/io.h"
+#include "vaaid/util.h"
 
 struct udev {
 	struct vblk b;
@@ -539,6 +540,15 @@ static bool unaligned_dio_serializes(int fd)
 	return major < 6 || (major == 6 && minor < 4);
 }
 
+/* dir/name, a one-word sysfs attribute, into buf; 0 or -errno. */
+static int read_attr(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int rc = vread_small_file(path, buf, len);
+	return rc < 0 ? rc : 0;
+}
+
 /*
  * Should DSYNC writes to this store be made durable by group flushes? Only
  * where the kernel would otherwise flush a volatile cache once per write: the
@@ -549,33 +559,18 @@ static bool unaligned_dio_serializes(int fd)
  * a block device, a stacked one we cannot find) keeps RWF_DSYNC too.
  * Returns 1 (group), 0 (per write), or -errno when sysfs does not say.
  */
-static int read_word(const char *dir, const char *name, char *buf, size_t len)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	char *got = fgets(buf, (int)len, f);
-	fclose(f);
-	if (!got)
-		return -EIO;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
 int vblk_queue_wants_group_flush(const char *sysfs_root, unsigned major, unsigned minor)
 {
 	char dir[384], wc[32], fua[8];
 	/* a whole disk has queue/ in its own directory, a partition in its parent's */
 	snprintf(dir, sizeof(dir), "%s/dev/block/%u:%u/queue", sysfs_root, major, minor);
-	int rc = read_word(dir, "write_cache", wc, sizeof(wc));
+	int rc = read_attr(dir, "write_cache", wc, sizeof(wc));
 	if (rc == -ENOENT) {
 		snprintf(dir, sizeof(dir), "%s/dev/block/%u:%u/../queue", sysfs_root, major, minor);
-		rc = read_word(dir, "write_cache", wc, sizeof(wc));
+		rc = read_attr(dir, "write_cache", wc, sizeof(wc));
 	}
 	if (rc == 0)
-		rc = read_word(dir, "fua", fua, sizeof(fua));
+		rc = read_attr(dir, "fua", fua, sizeof(fua));
 	if (rc < 0)
 		return rc;
 	if (strcmp(fua, "0") && strcmp(fua, "1"))

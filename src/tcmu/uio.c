@@ -18,27 +18,12 @@
 #include <unistd.h>
 
 #include "vaaid/tcmu_uio.h"
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = 0;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = 0;
-	return (int)n;
-}
+#include "vaaid/util.h"
 
 static int read_u64(const char *path, int base, uint64_t *out)
 {
 	char buf[64];
-	int rc = read_file(path, buf, sizeof(buf));
+	int rc = vread_small_file(path, buf, sizeof(buf));
 	if (rc < 0)
 		return rc;
 	char *end;
@@ -54,7 +39,7 @@ int tcmu_uio_read_name(const char *sysfs_root, unsigned minor, char *buf, size_t
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/class/uio/uio%u/name", sysfs_root, minor);
-	int rc = read_file(path, buf, len);
+	int rc = vread_small_file(path, buf, len);
 	return rc < 0 ? rc : 0;
 }
 
@@ -119,7 +104,7 @@ int tcmu_lio_read_attrs(const char *configfs_root, const char *hba, const char *
 		 configfs_root, hba, dev);
 	out->write_cache = read_u64(path, 10, &v) == 0 ? (int)v : -1;
 	snprintf(path, sizeof(path), "%s/target/core/user_%s/%s/info", configfs_root, hba, dev);
-	if (read_file(path, buf, sizeof(buf)) >= 0) {
+	if (vread_small_file(path, buf, sizeof(buf)) >= 0) {
 		/* "...SectorSize: 0 ...\n Config: vaai/p/v Size: 1048576 ...": the Size after Config */
 		const char *cfg = strstr(buf, "Config:");
 		const char *s = cfg ? strstr(cfg, " Size: ") : NULL;

@@ -125,8 +125,14 @@ struct vblk;
 
 struct vblk_stats {
 	uint64_t read_ops, write_ops, flush_ops;
-	/* fsyncs vblk_uring issued to make VBLK_DSYNC writes durable (group flush) */
-	uint64_t dsync_flushes;
+	/* fsyncs vblk_uring issued to make VBLK_DSYNC writes durable (group flush),
+	 * the writes they made durable, and their summed time from preparation to
+	 * completion (for benchmarks' diagnostics: writes per fsync, mean fsync) */
+	uint64_t dsync_flushes, grouped_writes, dsync_flush_ns;
+	/* summed time of reads and writes from submission until the kernel completed
+	 * them (a grouped write: until written, its group fsync not included; an
+	 * RWF_DSYNC write: including the kernel's flush); vblk_uring only */
+	uint64_t read_ns, write_ns;
 	uint64_t bytes_read, bytes_written;
 	uint64_t meta_bytes_written; /* the part of bytes_written written with VBLK_META */
 	/* Writes whose offset or length is not a multiple of VBLK_ALIGN: a file system
@@ -234,7 +240,7 @@ int vblk_uring_bench_skip_reserve(struct vblk *b, bool skip);
  * vblk_uring_group_flush: the current value (or -EINVAL).
  */
 #define VBLK_GROUP_FLUSH_DEFAULT 4u
-#define VBLK_GROUP_FLUSH_MAX 8u
+#define VBLK_GROUP_FLUSH_MAX 16u
 int vblk_uring_set_group_flush(struct vblk *b, unsigned max_inflight);
 int vblk_uring_group_flush(const struct vblk *b);
 /* From SYSFS_ROOT/dev/block/MAJOR:MINOR/queue (a partition: its disk's): 1 if

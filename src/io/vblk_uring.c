@@ -66,6 +66,7 @@ struct udev {
 		struct vio_op op;
 		struct udev *d;
 		struct ureq *batch; /* NULL: slot free */
+		uint64_t t_prep;    /* vclock_ns() when its fsync was prepared */
 	} gf[VBLK_GROUP_FLUSH_MAX];
 	vblk_uring_observer observe; /* tests: see vblk_uring_set_observer */
 	void *observe_arg;
@@ -79,6 +80,7 @@ struct ureq {
 	struct vio_op *user;
 	struct ureq *next; /* in the device's wait list or a batch */
 	bool grouped;      /* a DSYNC write made durable by a group flush */
+	uint64_t t_sub;    /* vclock_ns() at submission (stats.read_ns / write_ns) */
 	enum ureq_kind kind;
 	unsigned flags;
 	uint64_t off;      /* of the next (re)submission */
@@ -100,8 +102,12 @@ static void ureq_complete(struct ureq *q, int res)
 		q->d->grouped_pending--;
 	if (q->kind == UREQ_WRITE && (q->flags & VBLK_DSYNC))
 		q->d->dsync_pending--;
-	if (res >= 0 && q->kind == UREQ_READ)
+	if (res >= 0 && q->kind == UREQ_READ) {
 		q->d->b.stats.bytes_read += q->total;
+		q->d->b.stats.read_ns += vclock_ns() - q->t_sub;
+	}
+	if (res >= 0 && q->kind == UREQ_WRITE && !q->grouped)
+		q->d->b.stats.write_ns += vclock_ns() - q->t_sub;
 	if (res >= 0 && q->kind == UREQ_WRITE)
 		q->d->b.stats.bytes_written += q->total;
 	if (res >= 0 && q->kind == UREQ_WRITE && (q->flags & VBLK_META))
@@ -181,6 +187,7 @@ static void group_start(struct udev *d)
 			observe(d, VBLK_URING_EV_BATCHED, q->user);
 		io_uring_prep_fsync(sqe, d->fd, IORING_FSYNC_DATASYNC);
 		io_uring_sqe_set_data(sqe, &g->op);
+		g->t_prep = vclock_ns();
 		d->b.stats.dsync_flushes++;
 	}
 }
@@ -200,6 +207,7 @@ static void group_wait(struct ureq *q)
 {
 	struct udev *d = q->d;
 	observe(d, VBLK_URING_EV_WRITTEN, q->user);
+	d->b.stats.write_ns += vclock_ns() - q->t_sub;
 	q->next = NULL;
 	if (d->wait_tail)
 		d->wait_tail->next = q;
@@ -216,6 +224,9 @@ static void group_done(void *arg, int res)
 	struct udev *d = g->d;
 	struct ureq *q = g->batch;
 	g->batch = NULL;
+	d->b.stats.dsync_flush_ns += vclock_ns() - g->t_prep;
+	for (struct ureq *x = q; x; x = x->next)
+		d->b.stats.grouped_writes++;
 	group_start(d); /* writes that waited for a slot; before any callback can close d */
 	while (q) {
 		struct ureq *next = q->next;
@@ -309,6 +320,7 @@ static int udev_rw(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t
 	q->grouped = dsync && to_udev(b)->group_max > 0 && to_udev(b)->dsync_pending > 0;
 	q->off = off;
 	q->total = (size_t)total;
+	q->t_sub = vclock_ns();
 	rc = ureq_submit_rw(q);
 	if (rc < 0) {
 		free(q);

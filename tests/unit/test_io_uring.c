@@ -396,7 +396,9 @@ static void test_group_flush(void **state)
 	assert_int_equal(vblk_uring_group_flush(e->b), (int)VBLK_GROUP_FLUSH_DEFAULT);
 
 	/* default: group flush */
-	uint64_t f0 = e->b->stats.dsync_flushes;
+	uint64_t f0 = e->b->stats.dsync_flushes, gw0 = e->b->stats.grouped_writes,
+		 ns0 = e->b->stats.dsync_flush_ns, wns0 = e->b->stats.write_ns,
+		 rns0 = e->b->stats.read_ns;
 	gf_run(e, g, buf);
 	assert_int_equal(g->bad, 0);
 	/* the first was submitted alone (RWF_DSYNC, no event); the others: WRITTEN,
@@ -406,11 +408,17 @@ static void test_group_flush(void **state)
 		assert_int_equal(g->w[i].step_at_cb, 3);
 	uint64_t nf = e->b->stats.dsync_flushes - f0;
 	assert_true(nf >= 1 && nf <= GF_N);
+	/* the diagnostics: every grouped write counted once, the fsyncs took time */
+	assert_int_equal(e->b->stats.grouped_writes - gw0, GF_N - 1);
+	assert_true(e->b->stats.dsync_flush_ns > ns0);
+	assert_true(e->b->stats.write_ns > wns0);
+	assert_int_equal(e->b->stats.read_ns, rns0);
 	assert_int_equal(e->b->stats.flush_ops, 0); /* group fsyncs are not vblk_flush calls */
 	for (int i = 0; i < GF_N; i++) {
 		assert_int_equal(vblk_pread_sync(e->b, rd, 4096, (uint64_t)i * 8192), 0);
 		assert_memory_equal(rd, buf + (size_t)i * 4096, 4096);
 	}
+	assert_true(e->b->stats.read_ns > rns0);
 	/* a write without DSYNC is not held for a flush */
 	struct wait wt;
 	wait_init(&wt);
@@ -423,8 +431,10 @@ static void test_group_flush(void **state)
 	/* turned off: RWF_DSYNC on each write, no group fsync, no event */
 	assert_int_equal(vblk_uring_set_group_flush(e->b, 0), 0);
 	f0 = e->b->stats.dsync_flushes;
+	gw0 = e->b->stats.grouped_writes;
 	gf_run(e, g, buf);
 	assert_int_equal(e->b->stats.dsync_flushes, f0);
+	assert_int_equal(e->b->stats.grouped_writes, gw0);
 	assert_int_equal(g->bad, 0);
 	for (int i = 0; i < GF_N; i++)
 		assert_int_equal(g->w[i].step_at_cb, 0);

@@ -787,6 +787,10 @@ struct vblk_stats simhost_blk_stats(struct simhost *h)
 		st.write_ops += j->write_ops;
 		st.flush_ops += j->flush_ops;
 		st.dsync_flushes += j->dsync_flushes;
+		st.grouped_writes += j->grouped_writes;
+		st.dsync_flush_ns += j->dsync_flush_ns;
+		st.read_ns += j->read_ns;
+		st.write_ns += j->write_ns;
 		st.bytes_read += j->bytes_read;
 		st.bytes_written += j->bytes_written;
 		st.meta_bytes_written += j->meta_bytes_written;

@@ -23,8 +23,10 @@ int bench_parse_size(const char *s, uint64_t *out);
 /* Run argv, capture its stdout (malloc'd, NUL-terminated) into *out; returns exit status or -errno. */
 int bench_run_capture(char *const argv[], char **out);
 /* Run fio (argv NULL-terminated, with --output-format=json), logging the command
- * line on stderr; *iops = jobs[0].<side>.iops, side "read" or "write". 0 or -errno. */
-int bench_fio_iops(char *const argv[], const char *side, double *iops);
+ * line on stderr; *iops = jobs[0].<side>.iops, side "read" or "write", and, when
+ * lat_us is not NULL, *lat_us = that side's mean latency (lat_ns.mean: submission
+ * to completion) in microseconds. 0 or -errno. */
+int bench_fio_iops(char *const argv[], const char *side, double *iops, double *lat_us);
 /* A file of size bytes at path (replaced if it exists): written completely with a
  * fixed pattern, fsynced and dropped from the page cache (full), or sparse. 0 or -errno. */
 int bench_make_file(const char *path, uint64_t size, bool full);

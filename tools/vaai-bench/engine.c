@@ -240,7 +240,7 @@ static int run_fio(const struct ecfg *c, const char *file, enum pattern pat, dou
 			argv[n++] = "--norandommap";
 	}
 	argv[n] = NULL;
-	return bench_fio_iops(argv, pat == P_RANDREAD ? "read" : "write", iops);
+	return bench_fio_iops(argv, pat == P_RANDREAD ? "read" : "write", iops, NULL);
 }
 
 static int parse_args(struct ecfg *c, int argc, char **argv)

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 	return 2;
 }
 
-int bench_fio_iops(char *const argv[], const char *side, double *iops)
+int bench_fio_iops(char *const argv[], const char *side, double *iops, double *lat_us)
 {
 	fprintf(stderr, "# fio:");
 	for (int i = 0; argv[i]; i++)
@@ -148,13 +148,20 @@ int bench_fio_iops(char *const argv[], const char *side, double *iops)
 		return rc < 0 ? rc : -EIO;
 	}
 	const char *js = strchr(outp, '{');
-	json_object *o = js ? json_tokener_parse(js) : NULL, *jobs, *job, *sj, *v;
+	json_object *o = js ? json_tokener_parse(js) : NULL, *jobs, *job, *sj, *v, *lat, *mean;
 	rc = -EPROTO;
 	if (o && json_object_object_get_ex(o, "jobs", &jobs) && json_object_array_length(jobs) > 0 &&
 	    (job = json_object_array_get_idx(jobs, 0)) && json_object_object_get_ex(job, side, &sj) &&
 	    json_object_object_get_ex(sj, "iops", &v)) {
 		*iops = json_object_get_double(v);
 		rc = 0;
+		if (lat_us) {
+			if (json_object_object_get_ex(sj, "lat_ns", &lat) &&
+			    json_object_object_get_ex(lat, "mean", &mean))
+				*lat_us = json_object_get_double(mean) / 1000;
+			else
+				rc = -EPROTO;
+		}
 	}
 	if (rc)
 		fprintf(stderr, "vaai-bench: cannot parse fio's JSON output\n");

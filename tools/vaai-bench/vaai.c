@@ -56,7 +56,9 @@
  *   caw_contended_8way_ops_s=N
  *   write_same_zero_100g_s=S   [mapped_gib=G when --ws-size is not 100G]
  *   unmap_256g_s=S             [mapped_gib=G when --unmap-size is not 256G]
- * progress on stderr ("# ..."). Exit 1 when any check failed.
+ * progress on stderr ("# ..."); for each CAW run also where its time went (the pool
+ * file's mean read, write and group-fsync times, writes per fsync) and, at the end,
+ * the CAWs' and fio's mean latencies. Exit 1 when any check failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -346,7 +348,8 @@ static int pool_space(struct simhost *h, const char *vol, uint64_t *used, uint64
 /* ---------------------------------------------------------------- fio (as engine.c runs it) */
 
 /* fio 4 KiB randwrite with O_DIRECT + O_DSYNC (each write durable on completion, as a CAW). */
-static int run_fio(const struct vcfg *c, const char *file, double runtime, double *iops)
+static int run_fio(const struct vcfg *c, const char *file, double runtime, double *iops,
+		   double *lat_us)
 {
 	char a_file[4200], a_size[64], a_rt[64], a_qd[64];
 	snprintf(a_file, sizeof(a_file), "--filename=%s", file);
@@ -357,7 +360,7 @@ static int run_fio(const struct vcfg *c, const char *file, double runtime, doubl
 	char *argv[] = {(char *)c->fio, "--name=bench", a_file, a_size, "--ioengine=io_uring",
 			"--direct=1", "--bs=4k", a_qd, "--time_based", a_rt, "--fallocate=none",
 			"--output-format=json", "--rw=randwrite", "--sync=dsync", "--norandommap", NULL};
-	return bench_fio_iops(argv, "write", iops);
+	return bench_fio_iops(argv, "write", iops, lat_us);
 }
 
 /* ---------------------------------------------------------------- map, sample, zero, unmap */
@@ -726,6 +729,7 @@ struct caw_ctx {
 	uint64_t ok, errors;
 	uint32_t *lat_us;
 	size_t nlat, cap;
+	double lat_sum; /* seconds, over the successful CAWs of the timed runs */
 	uint8_t out[2 * MAX_BLOCK];
 	/* the fill */
 	uint64_t fill_next;
@@ -798,6 +802,7 @@ static int caw_done(void *ctx, const struct vcmd *c, const struct simk_result *r
 		w->lat_us = n;
 		w->cap = cap;
 	}
+	w->lat_sum += lat;
 	double us = lat * 1e6;
 	w->lat_us[w->nlat++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 	return 0;
@@ -907,15 +912,16 @@ static int caw_phase(struct simhost *h, const struct vcfg *c, int lun, const cha
 		goto out;
 	}
 	/* engine, fio, fio, engine; each half of --runtime (see engine.c). */
-	double half = c->runtime / 2, eng_secs = 0, fio_iops[2] = {0, 0};
+	double half = c->runtime / 2, eng_secs = 0, fio_iops[2] = {0, 0}, fio_lat[2] = {0, 0};
 	uint64_t eng_done = 0;
 	for (int step = 0; step < 4; step++) {
 		sync();
 		sleep(2);
 		if (step == 1 || step == 2) {
-			if ((rc = run_fio(c, ffile, half, &fio_iops[step - 1])) < 0)
+			if ((rc = run_fio(c, ffile, half, &fio_iops[step - 1], &fio_lat[step - 1])) < 0)
 				goto out;
-			fprintf(stderr, "# fio: %.0f IOPS\n", fio_iops[step - 1]);
+			fprintf(stderr, "# fio: %.0f IOPS, mean latency %.0f us\n", fio_iops[step - 1],
+				fio_lat[step - 1]);
 			continue;
 		}
 		fprintf(stderr, "# engine: COMPARE AND WRITE of 1 block on distinct LBAs, %u in flight, %.0f s\n",
@@ -927,10 +933,18 @@ static int caw_phase(struct simhost *h, const struct vcfg *c, int lun, const cha
 			goto out;
 		double s = g.t_last - g.t_first;
 		struct vblk_stats st1 = simhost_blk_stats(h);
-		fprintf(stderr, "# engine: %llu CAWs in %.2f s (%.0f/s); %llu writes, %llu group fsyncs\n",
+		uint64_t nfs = st1.dsync_flushes - st0.dsync_flushes;
+		fprintf(stderr, "# engine: %llu CAWs in %.2f s (%.0f/s); %llu writes, %llu group fsyncs",
 			(unsigned long long)g.completed, s, s > 0 ? (double)g.completed / s : 0,
-			(unsigned long long)(st1.write_ops - st0.write_ops),
-			(unsigned long long)(st1.dsync_flushes - st0.dsync_flushes));
+			(unsigned long long)(st1.write_ops - st0.write_ops), (unsigned long long)nfs);
+		if (nfs)
+			fprintf(stderr, " (%.1f writes each, mean %.0f us)",
+				(double)(st1.grouped_writes - st0.grouped_writes) / (double)nfs,
+				(double)(st1.dsync_flush_ns - st0.dsync_flush_ns) / 1e3 / (double)nfs);
+		uint64_t nr = st1.read_ops - st0.read_ops, nw = st1.write_ops - st0.write_ops;
+		fprintf(stderr, "; pool file reads mean %.0f us, writes mean %.0f us (until written)\n",
+			nr ? (double)(st1.read_ns - st0.read_ns) / 1e3 / (double)nr : 0,
+			nw ? (double)(st1.write_ns - st0.write_ns) / 1e3 / (double)nw : 0);
 		eng_done += g.completed;
 		eng_secs += s;
 	}
@@ -948,6 +962,10 @@ static int caw_phase(struct simhost *h, const struct vcfg *c, int lun, const cha
 	}
 	fprintf(stderr, "# caw: checked: every CAW GOOD, %llu blocks changed, 2048 read back exactly\n",
 		(unsigned long long)sum);
+	/* Both sides keep --qd in flight, so by Little's law the ratio is about the
+	 * inverse ratio of these means (docs/performance.md, "Session 14"). */
+	fprintf(stderr, "# caw: mean latency: CAW %.0f us, fio DSYNC write %.0f us\n",
+		w->ok ? w->lat_sum * 1e6 / (double)w->ok : 0, (fio_lat[0] + fio_lat[1]) / 2);
 	double ops = eng_secs > 0 ? (double)eng_done / eng_secs : 0, fio = (fio_iops[0] + fio_iops[1]) / 2;
 	qsort(w->lat_us, w->nlat, sizeof(*w->lat_us), cmp_u32);
 	size_t k = (w->nlat * 99 + 99) / 100; /* the 99th percentile: ceil(0.99 n)-th smallest */

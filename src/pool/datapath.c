@@ -649,12 +649,21 @@ static int sub_records(struct psub *s, uint32_t data_len)
 	return rc == -EAGAIN ? -EIO : rc;
 }
 
+/* Failed before any record of it was logged: an extent it reserved goes back at
+ * once (alloc.c), also when the pool has failed (its used space stays true). */
+static void sub_fail_unlogged(struct psub *s, int err)
+{
+	if (s->kind == SK_ALLOC || s->kind == SK_COW)
+		pool_unreserve(s->rq->p, s->pext);
+	sub_done(s, err);
+}
+
 static void sub_log(void *arg, int res)
 {
 	struct psub *s = arg;
 	struct vpool *p = s->rq->p;
-	if (res < 0 || p->failed) {
-		sub_done(s, -EIO);
+	if (res < 0 || p->failed) { /* the journal failed while it waited for room */
+		sub_fail_unlogged(s, -EIO);
 		return;
 	}
 	int rc = sub_records(s, 0);
@@ -708,26 +717,19 @@ static void redo_committed(void *arg, int res)
 	sub_done(s, 0);
 }
 
-static void sub_redo_fail(struct psub *s, int err)
-{
-	if (s->kind == SK_ALLOC || s->kind == SK_COW)
-		pool_unreserve(s->rq->p, s->pext);
-	sub_done(s, err);
-}
-
 static void sub_redo_log(void *arg, int res)
 {
 	struct psub *s = arg;
 	struct preq *rq = s->rq;
 	struct vpool *p = rq->p;
 	if (res < 0 || p->failed) {
-		sub_redo_fail(s, -EIO);
+		sub_fail_unlogged(s, -EIO);
 		return;
 	}
 	/* The home write's operations must be there before anything is logged. */
 	size_t npio = ((size_t)s->niov + MAX_IOV_PER_OP - 1) / MAX_IOV_PER_OP;
 	if (rq->pio_used + npio > rq->pio_cap) {
-		sub_redo_fail(s, -ENOMEM);
+		sub_fail_unlogged(s, -ENOMEM);
 		return;
 	}
 	int rc = sub_records(s, (uint32_t)iov_total(s->iov, s->niov));

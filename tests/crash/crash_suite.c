@@ -55,7 +55,8 @@
  * the code vaai-check runs: every extent's refcount equals the map entries
  * that reference it, free + referenced extents = all extents, nothing queued
  * to be freed twice -- no leaked, no double-freed extent; also now and then
- * while commands are in flight), and every CHECK_EVERY points the pool is
+ * while commands are in flight, unless the power has just failed: counted
+ * apart), and every CHECK_EVERY points the pool is
  * closed and build/bin/vaai-check is run on the file.
  *
  * A run fails unless every kind of operation it claims to test was
@@ -165,7 +166,7 @@ struct suite {
 	uint64_t target, arm_base; /* the armed crash: target I/Os from io count arm_base */
 	time_t progress;           /* when a command last completed (or the point began) */
 	uint64_t writes_acked, writes_nospc, deallocs, reopens, sectors_checked, torn_seen;
-	uint64_t zeroes_acked, caws_acked, verifies;
+	uint64_t zeroes_acked, caws_acked, verifies, verifies_unpowered;
 	/* EXTENDED COPY and sharing */
 	uint64_t xc_acked, xc_nospc, xc_shared, xc_copied, xc_multi, xc_within, xc_cross,
 		xc_clone;
@@ -1002,6 +1003,28 @@ static void verify_pool(struct suite *s, const char *when)
 }
 
 /*
+ * With commands in flight, the power may fail between the loop's check and this
+ * one (the engine thread keeps running): a pool whose store died has failed its
+ * commands part way (records applied in memory whose commit then failed, the
+ * pool stopped) and goes to recovery, which does not use its memory; so it is
+ * not checked then. Such checks are counted apart, never as passed. (The
+ * reservations of commands the failure stopped are given back even so:
+ * test_pool_redo.)
+ */
+static void verify_pool_in_flight(struct suite *s)
+{
+	int problems = simhost_verify_powered(s->h, stderr);
+	if (problems == -ENODEV) {
+		s->verifies_unpowered++;
+		return;
+	}
+	if (problems != 0)
+		fail(s, "pool invariants violated with commands in flight (%d problems, listed above)",
+		     problems);
+	s->verifies++;
+}
+
+/*
  * After a recovery or reopen nothing is in flight: used = referenced extents; sharing =
  * maps hold more. The pool's size is the one of its last completed grow, or, when the
  * power failed inside a grow, that grow's size or the one before (never anything else).
@@ -1328,7 +1351,7 @@ static void one_point(struct suite *s)
 		else if (what < 985)
 			deallocate(s);
 		else if (what < 988)
-			verify_pool(s, "with commands in flight");
+			verify_pool_in_flight(s);
 		else if (s->nq == 0 && what < 994)
 			clean_reopen(s);
 		else if (s->nq == 0 && what >= 994 && what < 996 && s->grows < MAX_GROWS)
@@ -1403,9 +1426,10 @@ int main(int argc, char **argv)
 	       " deallocations, %" PRIu64 " clean reopens, %" PRIu64
 	       " sectors checked, %" PRIu64 " sectors found holding unacknowledged data; %" PRIu64
 	       " UNMAP/WRITE SAME zero and %" PRIu64 " COMPARE AND WRITE acknowledged; %" PRIu64
-	       " pool verifications\n",
+	       " pool verifications (%" PRIu64 " more not made: the power had just failed)\n",
 	       s.points, s.seed, s.writes_acked, s.writes_nospc, s.deallocs, s.reopens,
-	       s.sectors_checked, s.torn_seen, s.zeroes_acked, s.caws_acked, s.verifies);
+	       s.sectors_checked, s.torn_seen, s.zeroes_acked, s.caws_acked, s.verifies,
+	       s.verifies_unpowered);
 	printf("crash_suite: EXTENDED COPY: %" PRIu64 " acknowledged (%" PRIu64 " sharing extents, %" PRIu64
 	       " copying data, %" PRIu64 " multi-segment, %" PRIu64 " within one volume, %" PRIu64
 	       " between volumes, %" PRIu64 " refused for space); on certainly shared extents: %" PRIu64

@@ -896,6 +896,14 @@ int simhost_verify(struct simhost *h, FILE *f)
 	return rc;
 }
 
+int simhost_verify_powered(struct simhost *h, FILE *f)
+{
+	engine_stop(h);
+	int rc = simhost_crashed(h) ? -ENODEV : vpool_verify(h->pool, f);
+	engine_start(h);
+	return rc;
+}
+
 int simhost_close(struct simhost *h)
 {
 	int rc = hold_all(h);

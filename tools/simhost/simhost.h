@@ -109,6 +109,11 @@ int simhost_pool_stats(struct simhost *h, struct vpool_stats *st);
 char *simhost_stats_json(struct simhost *h);
 /* Run vpool_verify on the live pool (engine stopped meanwhile); returns problems found. */
 int simhost_verify(struct simhost *h, FILE *f);
+/* The same, unless the simulated power has failed (io=crashsim; checked with the
+ * engine stopped, so it cannot fail during the check): then nothing is verified
+ * and -ENODEV is returned. A pool whose store died mid-command has failed its
+ * commands and is abandoned for recovery: its memory is not what is checked. */
+int simhost_verify_powered(struct simhost *h, FILE *f);
 /* io=crashsim: fallocate past `limit` bytes of the pool file fails with ENOSPC (a
  * full file system); 0 lifts it. -EOPNOTSUPP for io=uring. */
 int simhost_backing_limit(struct simhost *h, uint64_t limit);

@@ -195,12 +195,14 @@ struct vpool *vvol_pool(const struct vvol *v);
 /* ---- data path (asynchronous; offsets and lengths in bytes, multiples of 512) */
 typedef void (*vvol_cb)(void *arg, int res); /* res: 0, -ENOSPC (no space), -EIO, ... */
 
-/* Read [off, off+len) into iov (never-written parts read as zeros). */
+/* Read [off, off+len) into iov (never-written parts read as zeros). The iovec
+ * array and its buffers must stay valid until cb runs. */
 int vvol_read(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
 	      vvol_cb cb, void *arg);
 /*
  * Write [off, off+len) from iov; cb runs when data and metadata are durable.
  * A partly covered granule that was never written is filled with zeros.
+ * The iovec array and its buffers must stay valid until cb runs.
  * Returns 0 (cb will run) or -errno (cb will not run).
  */
 int vvol_write(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,

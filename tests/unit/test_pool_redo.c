@@ -69,12 +69,13 @@ static void test_failed_journal_gives_reservations_back(void **state)
 		assert_int_equal(vpool_volume_create(e.p, "v", 2 * N * 64 * KIB, 512, &e.v), 0);
 		vblk_crashsim_arm(e.dev, arm);
 		struct wait w[2 * N];
+		struct iovec iov[2 * N]; /* the pool uses them until each write is answered */
 		memset(w, 0, sizeof(w));
 		for (unsigned i = 0; i < 2 * N; i++) {
-			struct iovec iov = {.iov_base = i % 2 ? large : small,
-					    .iov_len = i % 2 ? 64 * KIB : 32 * KIB};
-			assert_int_equal(vvol_write(e.v, (uint64_t)i * 64 * KIB, iov.iov_len, &iov, 1,
-						    done_cb, &w[i]),
+			iov[i] = (struct iovec){.iov_base = i % 2 ? large : small,
+						.iov_len = i % 2 ? 64 * KIB : 32 * KIB};
+			assert_int_equal(vvol_write(e.v, (uint64_t)i * 64 * KIB, iov[i].iov_len, &iov[i],
+						    1, done_cb, &w[i]),
 					 0);
 		}
 		unsigned failed = 0;

@@ -26,6 +26,7 @@ reaches() { bad 3 "cannot reach vaaid at $SOCK" "$@"; }
 
 bad 2 '^usage: vaaictl'
 bad 2 "unknown option '--frob'" --frob status
+bad 2 "'--socket' needs a path" --socket
 bad 2 "unknown command 'frob'" frob
 bad 2 "'status' takes no arguments" status now
 bad 2 "'pool' needs a command" pool

@@ -212,7 +212,9 @@ int main(int argc, char **argv)
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = true;
-		else if (!strcmp(argv[i], "--socket") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--socket") && i + 1 >= argc)
+			return usage_error("'--socket' needs a path");
+		else if (!strcmp(argv[i], "--socket"))
 			sock = argv[++i];
 		else if (!strcmp(argv[i], "--help"))
 		{

@@ -240,7 +240,7 @@ int vblk_uring_bench_skip_reserve(struct vblk *b, bool skip);
  * vblk_uring_group_flush: the current value (or -EINVAL).
  */
 #define VBLK_GROUP_FLUSH_DEFAULT 4u
-#define VBLK_GROUP_FLUSH_MAX 16u
+#define VBLK_GROUP_FLUSH_MAX 8u
 int vblk_uring_set_group_flush(struct vblk *b, unsigned max_inflight);
 int vblk_uring_group_flush(const struct vblk *b);
 /* From SYSFS_ROOT/dev/block/MAJOR:MINOR/queue (a partition: its disk's): 1 if

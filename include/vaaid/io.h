@@ -126,8 +126,9 @@ struct vblk;
 struct vblk_stats {
 	uint64_t read_ops, write_ops, flush_ops;
 	/* fsyncs vblk_uring issued to make VBLK_DSYNC writes durable (group flush),
-	 * the writes they made durable, and their summed time from preparation to
-	 * completion (for benchmarks' diagnostics: writes per fsync, mean fsync) */
+	 * the writes batched for them (both counted when an fsync is prepared), and
+	 * their summed time from preparation to completion (for benchmarks'
+	 * diagnostics: writes per fsync, mean fsync) */
 	uint64_t dsync_flushes, grouped_writes, dsync_flush_ns;
 	/* summed time of reads and writes from submission until the kernel completed
 	 * them (a grouped write: until written, its group fsync not included; an

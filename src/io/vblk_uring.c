@@ -183,8 +183,10 @@ static void group_start(struct udev *d)
 		}
 		g->batch = d->wait_head;
 		d->wait_head = d->wait_tail = NULL;
-		for (struct ureq *q = g->batch; q; q = q->next)
+		for (struct ureq *q = g->batch; q; q = q->next) {
 			observe(d, VBLK_URING_EV_BATCHED, q->user);
+			d->b.stats.grouped_writes++;
+		}
 		io_uring_prep_fsync(sqe, d->fd, IORING_FSYNC_DATASYNC);
 		io_uring_sqe_set_data(sqe, &g->op);
 		g->t_prep = vclock_ns();
@@ -225,8 +227,6 @@ static void group_done(void *arg, int res)
 	struct ureq *q = g->batch;
 	g->batch = NULL;
 	d->b.stats.dsync_flush_ns += vclock_ns() - g->t_prep;
-	for (struct ureq *x = q; x; x = x->next)
-		d->b.stats.grouped_writes++;
 	group_start(d); /* writes that waited for a slot; before any callback can close d */
 	while (q) {
 		struct ureq *next = q->next;

@@ -50,8 +50,9 @@ static const struct scsi_opcode_desc opcodes[] = {
 	{0x41, false, 0, 10, {0x41, 0xFE, L4, 0, 0xFF, 0xFF, C}, "WRITE SAME(10)", handler_write_same},
 	/* ANCHOR (refused), PARAMETER LIST LENGTH */
 	{0x42, false, 0, 10, {0x42, 0x01, 0, 0, 0, 0, 0, 0xFF, 0xFF, C}, "UNMAP", handler_unmap},
-	/* PPC and SP (both refused), PC + PAGE CODE, SUBPAGE CODE, ALLOCATION LENGTH */
-	{0x4D, false, 0, 10, {0x4D, 0x03, 0xFF, 0xFF, 0, 0, 0, 0xFF, 0xFF, C}, "LOG SENSE", scsi_emul_log_sense},
+	/* PPC and SP (both refused), PC + PAGE CODE, SUBPAGE CODE, PARAMETER POINTER,
+	 * ALLOCATION LENGTH */
+	{0x4D, false, 0, 10, {0x4D, 0x03, 0xFF, 0xFF, 0, 0xFF, 0xFF, 0xFF, 0xFF, C}, "LOG SENSE", scsi_emul_log_sense},
 	{0x55, false, 0, 10, {0x55, 0x11, 0, 0, 0, 0, 0, 0xFF, 0xFF, C}, "MODE SELECT(10)", scsi_emul_mode_select10},
 	{0x5A, false, 0, 10, {0x5A, 0x18, 0xFF, 0xFF, 0, 0, 0, 0xFF, 0xFF, C}, "MODE SENSE(10)", scsi_emul_mode_sense10},
 	/* EXTENDED COPY(LID1) (SPC-4 6.4): PARAMETER LIST LENGTH */

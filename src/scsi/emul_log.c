@@ -10,6 +10,11 @@
  * is written here; builders write parameters from byte 4.
  * Log parameters are not savable and no thresholds are kept: SP=1 is refused;
  * the PC field selects between values that are all the same.
+ * PARAMETER POINTER (SPC-4 6.8): pages made of log parameters (params=true)
+ * are returned from the first parameter whose code is at least the pointer;
+ * a pointer above the page's largest parameter code is refused. The
+ * supported-pages lists have no log parameters, so any non-zero pointer is
+ * above their largest code and refused.
  */
 #include "emul_internal.h"
 #include "vaaid/scsi_emul.h"
@@ -18,6 +23,8 @@
 
 struct log_page {
 	uint8_t page, subpage;
+	bool params;   /* the page is a list of log parameters (SPC-4 7.3.2.2) */
+	bool ds;       /* header DS bit (SPC-4 7.3.2.1), as the page's definition fixes it */
 	/* Writes the parameters at b+4 (zeroed, cap bytes after b); returns their length. */
 	size_t (*build)(const struct scsi_lun *lun, uint8_t *b, size_t cap);
 };
@@ -27,9 +34,12 @@ static size_t log_supported_sub(const struct scsi_lun *lun, uint8_t *b, size_t c
 static size_t log_lbp(const struct scsi_lun *lun, uint8_t *b, size_t cap);
 
 static const struct log_page log_pages[] = {
-	{0x00, 0x00, log_supported},
-	{0x00, 0xFF, log_supported_sub},
-	{0x0C, 0x00, log_lbp},
+	/* SPC-4 7.3.18 / 7.3.19: DS 0b, no log parameters */
+	{0x00, 0x00, false, false, log_supported},
+	{0x00, 0xFF, false, false, log_supported_sub},
+	/* SBC-4 6.4.6 (Logical Block Provisioning log page table): DS 1b -- the page's
+	 * parameters cannot be saved (LOG SELECT is not supported either) */
+	{0x0C, 0x00, true, true, log_lbp},
 };
 #define N_LOG (sizeof(log_pages) / sizeof(log_pages[0]))
 
@@ -111,8 +121,29 @@ void scsi_emul_log_sense(struct scsi_cmd *cmd)
 	}
 	uint8_t b[LOG_BUF] = {0};
 	size_t n = lp->build(cmd->lun, b, sizeof(b));
-	/* Log page header, SPC-4 7.3.2.1: DS=0, SPF (set for a non-zero subpage). */
-	b[0] = (uint8_t)(lp->page | (lp->subpage ? 0x40 : 0));
+	/* SPC-4 6.8: PARAMETER POINTER (bytes 5-6) -- the parameters from that code on;
+	 * above the largest parameter code of the page -> INVALID FIELD IN CDB. */
+	uint16_t ptr = scsi_get_be16(cdb + 5);
+	if (ptr) {
+		/* parameters are built in ascending code order: start at the first code >= ptr */
+		size_t off = n;
+		uint16_t largest = 0;
+		for (size_t o = 0; lp->params && o + 4 <= n; o += 4 + (size_t)b[4 + o + 3]) {
+			uint16_t code = scsi_get_be16(b + 4 + o);
+			largest = code;
+			if (code >= ptr && off == n)
+				off = o;
+		}
+		if (!lp->params || ptr > largest) {
+			scsi_complete_invalid_cdb(cmd, 5, -1);
+			return;
+		}
+		memmove(b + 4, b + 4 + off, n - off);
+		n -= off;
+	}
+	/* Log page header, SPC-4 7.3.2.1: DS as the page fixes it, SPF (set for a non-zero
+	 * subpage), PAGE LENGTH of the parameters returned. */
+	b[0] = (uint8_t)((lp->ds ? 0x80 : 0) | lp->page | (lp->subpage ? 0x40 : 0));
 	b[1] = lp->subpage;
 	scsi_put_be16(b + 2, (uint16_t)n);
 	emul_return_data(cmd, b, 4 + n, alloc);

@@ -601,10 +601,18 @@ static void test_mode_select_short_lists(void **state)
 
 /* --------------------------------------------------------------- LOG SENSE */
 
-static void logsense(struct tenv *e, uint8_t b1, uint8_t b2, uint8_t sub, uint16_t alloc)
+static void logsense_ptr(struct tenv *e, uint8_t b1, uint8_t b2, uint8_t sub, uint16_t ptr,
+			uint16_t alloc)
 {
 	run_in(e, scsi_emul_log_sense,
-	       CDB(0x4D, b1, b2, sub, 0, 0, 0, (uint8_t)(alloc >> 8), (uint8_t)alloc, 0), TENV_BUF);
+	       CDB(0x4D, b1, b2, sub, 0, (uint8_t)(ptr >> 8), (uint8_t)ptr, (uint8_t)(alloc >> 8),
+		   (uint8_t)alloc, 0),
+	       TENV_BUF);
+}
+
+static void logsense(struct tenv *e, uint8_t b1, uint8_t b2, uint8_t sub, uint16_t alloc)
+{
+	logsense_ptr(e, b1, b2, sub, 0, alloc);
 }
 
 static void test_log_sense(void **state)
@@ -650,8 +658,9 @@ static void fake_resources(const struct scsi_lun *lun, uint64_t *avail, uint64_t
 	*used = 0x1FFFFFFFFull; /* above 32 bits: saturates */
 }
 
-/* Logical Block Provisioning log page (SBC-4 6.4.6): 0001h available, 0002h used, in
- * threshold sets, SCOPE 10b (a shared pool); zeros when the LUN has no resources hook. */
+/* Logical Block Provisioning log page (SBC-4 6.4.6): DS=1 (the page's table fixes it),
+ * 0001h available, 0002h used, in threshold sets, SCOPE 10b (a shared pool); zeros when
+ * the LUN has no resources hook. */
 static void test_log_sense_lbp(void **state)
 {
 	(void)state;
@@ -659,18 +668,39 @@ static void test_log_sense_lbp(void **state)
 	logsense(e, 0, 0x40 | 0x0C, 0, 255);
 	assert_good(e);
 	assert_int_equal(e->cmd.data_in_len, 4 + 24);
-	const uint8_t none[28] = {0x0C, 0, 0, 24, 0, 1, 0x23, 8, 0, 0, 0, 0, 0x02, 0, 0, 0,
+	const uint8_t none[28] = {0x8C, 0, 0, 24, 0, 1, 0x23, 8, 0, 0, 0, 0, 0x02, 0, 0, 0,
 				  0, 2, 0x23, 8, 0, 0, 0, 0, 0x02, 0, 0, 0};
 	assert_memory_equal(e->buf, none, 28);
 	e->lun.lbp_resources = fake_resources;
 	logsense(e, 0, 0x40 | 0x0C, 0, 255);
 	assert_good(e);
-	const uint8_t some[28] = {0x0C, 0, 0, 24, 0, 1, 0x23, 8, 0, 0, 0x01, 0x2C, 0x02, 0, 0, 0,
+	const uint8_t some[28] = {0x8C, 0, 0, 24, 0, 1, 0x23, 8, 0, 0, 0x01, 0x2C, 0x02, 0, 0, 0,
 				  0, 2, 0x23, 8, 0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0, 0, 0};
 	assert_memory_equal(e->buf, some, 28);
 	logsense(e, 0, 0x40 | 0x0C, 0, 10); /* truncated; PAGE LENGTH stays 24 */
 	assert_int_equal(e->cmd.data_in_len, 10);
 	assert_int_equal(e->buf[3], 24);
+	/* PARAMETER POINTER (SPC-4 6.8): from that parameter code on */
+	logsense_ptr(e, 0, 0x40 | 0x0C, 0, 0x0001, 255);
+	assert_good(e);
+	assert_int_equal(e->cmd.data_in_len, 28);
+	assert_memory_equal(e->buf, some, 28);
+	logsense_ptr(e, 0, 0x40 | 0x0C, 0, 0x0002, 255);
+	assert_good(e);
+	assert_int_equal(e->cmd.data_in_len, 4 + 12);
+	const uint8_t used_only[16] = {0x8C, 0, 0, 12, 0, 2, 0x23, 8, 0xFF, 0xFF, 0xFF, 0xFF,
+				       0x02, 0, 0, 0};
+	assert_memory_equal(e->buf, used_only, 16);
+	/* above the largest parameter code -> INVALID FIELD IN CDB at byte 5 */
+	logsense_ptr(e, 0, 0x40 | 0x0C, 0, 0x0003, 255);
+	assert_invalid_cdb(e, 5, -1);
+	logsense_ptr(e, 0, 0x40 | 0x0C, 0, 0xFFFF, 255);
+	assert_invalid_cdb(e, 5, -1);
+	/* the supported-pages lists have no parameters: any non-zero pointer is refused */
+	logsense_ptr(e, 0, 0x00, 0, 0x0001, 255);
+	assert_invalid_cdb(e, 5, -1);
+	logsense_ptr(e, 0, 0x00, 0xFF, 0x0100, 255);
+	assert_invalid_cdb(e, 5, -1);
 }
 
 /* ------------------------------------------- TUR, REQUEST SENSE, START STOP */

@@ -4,14 +4,31 @@
 #include "vaaid/handlers.h"
 #include "vaaid/lun.h"
 
-/* LOG SENSE 0Ch (SBC-4 6.4.6): the pool's free and used extents are its LBA mapping
- * resources; one extent is one threshold set. */
+/*
+ * VPD B2 THRESHOLD EXPONENT (SBC-4 6.6.5): a threshold set is 2^e logical blocks,
+ * e non-zero and small enough that capacity / 2^e < 2^32. A set is one extent (the
+ * pool's allocation unit) unless the LUN is so large that the capacity rule needs
+ * bigger sets (over 4 Gi extents: e.g. above 256 TiB with 64 KiB extents).
+ */
+static uint8_t threshold_exponent(uint32_t block_size, uint64_t extent, uint64_t nblocks)
+{
+	uint8_t e = 1;
+	while (((uint64_t)block_size << e) < extent)
+		e++;
+	while ((nblocks >> e) >= (1ull << 32))
+		e++;
+	return e;
+}
+
+/* LOG SENSE 0Ch (SBC-4 6.4.6): the pool's free and used space are its LBA mapping
+ * resources, counted in this LUN's threshold sets (rounded down). */
 static void lun_lbp_resources(const struct scsi_lun *lun, uint64_t *avail, uint64_t *used)
 {
 	struct vpool_stats st;
 	vpool_get_stats(vvol_pool(lun->vol), &st);
-	*avail = st.free / st.extent;
-	*used = st.used / st.extent;
+	uint64_t set = (uint64_t)lun->info.block_size << lun->info.threshold_exponent;
+	*avail = st.free / set;
+	*used = st.used / set;
 }
 
 uint64_t vaaid_soft_threshold_bytes(const struct vpool *p, unsigned pct)
@@ -25,12 +42,33 @@ uint64_t vaaid_soft_threshold_bytes(const struct vpool *p, unsigned pct)
 	return (lim ? lim : 1) * st.extent;
 }
 
-void vaaid_lun_set_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_bytes)
+bool vaaid_lun_set_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_bytes)
 {
+	struct scsi_lun_info *in = &lun->info;
+	uint64_t old_blocks = in->soft_threshold_blocks;
+	uint32_t old_count = scsi_lbp_threshold_count(in);
+	in->soft_threshold_blocks = used_limit_bytes / in->block_size;
+	return !old_blocks != !in->soft_threshold_blocks || old_count != scsi_lbp_threshold_count(in);
+}
+
+void vaaid_lun_resize(struct scsi_lun *lun, uint64_t nblocks)
+{
+	struct scsi_lun_info *in = &lun->info;
 	struct vpool_stats st;
 	vpool_get_stats(vvol_pool(lun->vol), &st);
-	uint64_t sets = used_limit_bytes / st.extent;
-	lun->info.soft_threshold_sets = sets > UINT32_MAX ? UINT32_MAX : (uint32_t)sets;
+	uint8_t old_e = in->threshold_exponent;
+	uint32_t old_count = scsi_lbp_threshold_count(in);
+	in->nblocks = nblocks;
+	in->threshold_exponent = threshold_exponent(in->block_size, st.extent, nblocks);
+	/* SBC-4 4.6 / SPC-4 5.9: CAPACITY DATA HAS CHANGED after a resize. */
+	scsi_lun_post_ua(lun, ASC_CAPACITY_DATA_CHANGED);
+	if (in->threshold_exponent != old_e) {
+		/* VPD B2 changed (SPC-4 5.9: INQUIRY DATA HAS CHANGED), and with it the unit of
+		 * mode page 1Ch/02h's THRESHOLD COUNT (SBC-4 6.5.7: MODE PARAMETERS CHANGED). */
+		scsi_lun_post_ua(lun, ASC_INQUIRY_DATA_CHANGED);
+		if (scsi_lbp_threshold_count(in) != old_count)
+			scsi_lun_post_ua(lun, ASC_MODE_PARAMETERS_CHANGED);
+	}
 }
 
 void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_bytes)
@@ -70,11 +108,7 @@ void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_byte
 	in->lbpws = true;
 	in->lbpws10 = true;
 	in->anc_sup = false;
-	/* VPD B2 THRESHOLD EXPONENT (SBC-4 6.6.5): a threshold set is one extent. */
-	uint8_t e = 0;
-	while (((uint64_t)vi.block_size << e) < st.extent)
-		e++;
-	in->threshold_exponent = e;
+	in->threshold_exponent = threshold_exponent(vi.block_size, st.extent, in->nblocks);
 	lun->lbp_resources = lun_lbp_resources;
 	/* VPD B0 (SBC-4 6.6.4) limits. OPTIMAL UNMAP GRANULARITY: the extent (the unit
 	 * UNMAP gives back), at most 1 MiB so that it divides VMFS6's 1 MiB auto-UNMAP

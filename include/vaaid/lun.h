@@ -31,9 +31,23 @@ void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_byte
  * The soft threshold of a pool: `pct` percent of its capacity (1..100; 0 none),
  * rounded up to whole extents, in used bytes (what vpool_set_soft_threshold
  * takes). A threshold set (VPD B2 THRESHOLD EXPONENT) is one extent, so the
- * LUNs report it exactly (vaaid_lun_set_soft_threshold: mode page 1Ch/02h).
+ * LUNs report it exactly (vaaid_lun_set_soft_threshold: mode page 1Ch/02h),
+ * except on LUNs of more than 2^32 extents, whose sets are larger (rounded up).
  */
 uint64_t vaaid_soft_threshold_bytes(const struct vpool *p, unsigned pct);
-void vaaid_lun_set_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_bytes);
+/*
+ * Sets the soft threshold mode page 1Ch/02h reports. Returns true when what the
+ * page reports changed (the descriptor's ENABLED bit or THRESHOLD COUNT): a
+ * change after the LUN is up must be announced with MODE PARAMETERS CHANGED
+ * (SBC-4 6.5.7), which the caller posts (not at bring-up).
+ */
+bool vaaid_lun_set_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_bytes);
+/*
+ * The LUN's volume was grown to nblocks: updates the capacity and the VPD B2
+ * THRESHOLD EXPONENT (kept within SBC-4 6.6.5's capacity rule) and posts the
+ * unit attentions that announce it: CAPACITY DATA HAS CHANGED, and INQUIRY DATA
+ * HAS CHANGED / MODE PARAMETERS CHANGED when the threshold set size changed.
+ */
+void vaaid_lun_resize(struct scsi_lun *lun, uint64_t nblocks);
 
 #endif

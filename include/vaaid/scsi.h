@@ -69,6 +69,7 @@ enum {
 	ASC_POWER_ON_RESET = 0x2900,
 	ASC_CAPACITY_DATA_CHANGED = 0x2A09,
 	ASC_MODE_PARAMETERS_CHANGED = 0x2A01,
+	ASC_INQUIRY_DATA_CHANGED = 0x3F03,
 	ASC_THIN_PROV_SOFT_THRESHOLD = 0x3807,
 	ASC_SPACE_ALLOC_FAILED_WRITE_PROTECT = 0x2707,
 	ASC_LOGICAL_UNIT_NOT_READY_OFFLINE = 0x0412,
@@ -101,7 +102,7 @@ struct scsi_lun_info {
 	bool lbpme, lbprz, lbpu, lbpws, lbpws10, anc_sup;
 	uint8_t provisioning_type;  /* VPD B2: 0 full, 1 resource, 2 thin */
 	uint8_t threshold_exponent; /* VPD B2: a threshold set is 2^this logical blocks */
-	uint32_t soft_threshold_sets; /* used-resource soft threshold in threshold sets; 0 none */
+	uint64_t soft_threshold_blocks; /* used-resource soft threshold in logical blocks; 0 none */
 	uint32_t max_unmap_lba_count, max_unmap_desc_count;
 	uint32_t opt_unmap_gran;    /* blocks; reported with UGAVALID when non-zero */
 	uint64_t max_write_same_len;
@@ -110,6 +111,28 @@ struct scsi_lun_info {
 };
 
 #define SCSI_UA_MAX 8
+
+/* Offset of the (only) threshold descriptor in the Logical Block Provisioning mode
+ * page 1Ch/02h: after the 4-byte sub_page header, SITUA and 11 reserved bytes
+ * (SBC-4 6.5.7). The soft threshold unit attention reports it as INFORMATION. */
+#define SCSI_LBP_MODE_DESC_OFFSET 16
+
+/* The soft threshold as mode page 1Ch/02h reports it (THRESHOLD COUNT, SBC-4 6.5.7):
+ * in threshold sets of 2^threshold_exponent blocks, rounded up, at most FFFF FFFFh. */
+static inline uint32_t scsi_lbp_threshold_count(const struct scsi_lun_info *in)
+{
+	uint64_t set = 1ull << in->threshold_exponent;
+	uint64_t n = in->soft_threshold_blocks / set + (in->soft_threshold_blocks % set != 0);
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/* A pending unit attention condition: its ASC/ASCQ and, when info_valid, the
+ * sense data INFORMATION field to report with VALID=1 (SPC-4 4.5.3). */
+struct scsi_ua {
+	uint16_t asc_ascq;
+	bool info_valid;
+	uint32_t info;
+};
 
 /*
  * Why a copy peer cannot be used (struct scsi_lun.xcopy_peer): no LUN with
@@ -139,7 +162,7 @@ struct scsi_lun {
 	void *priv;              /* the transport's */
 	const char *name;        /* for log lines */
 	/* Pending unit attention conditions, oldest first (SAM-5 5.14). */
-	uint16_t ua[SCSI_UA_MAX];
+	struct scsi_ua ua[SCSI_UA_MAX];
 	unsigned n_ua;
 	/* MODE SELECT-able state (SPC-4 7.5): nothing is changeable today. */
 	/*
@@ -261,6 +284,14 @@ size_t scsi_copy_from_data_out(const struct scsi_cmd *cmd, size_t off, void *buf
 
 /* ---- unit attentions (SAM-5 5.14, SPC-4 5.9) */
 void scsi_lun_post_ua(struct scsi_lun *lun, uint16_t asc_ascq);
+/* The same, reported with VALID=1 and this INFORMATION field. */
+void scsi_lun_post_ua_info(struct scsi_lun *lun, uint16_t asc_ascq, uint32_t info);
+/*
+ * THIN PROVISIONING SOFT THRESHOLD REACHED (06h/38h/07h) with the INFORMATION
+ * field SBC-4 4.7.3.7.6 asks for: the offset of the threshold descriptor that
+ * was crossed in the Logical Block Provisioning mode page (SCSI_LBP_MODE_DESC_OFFSET).
+ */
+void scsi_lun_post_soft_threshold_ua(struct scsi_lun *lun);
 /*
  * Called by dispatch before a handler runs: if a UA is pending and the
  * command is not INQUIRY, REPORT LUNS or REQUEST SENSE, completes the command
@@ -268,6 +299,8 @@ void scsi_lun_post_ua(struct scsi_lun *lun, uint16_t asc_ascq);
  */
 bool scsi_lun_report_ua(struct scsi_lun *lun, struct scsi_cmd *cmd);
 /* Take the oldest pending UA (REQUEST SENSE reports it as its sense data). */
-bool scsi_lun_pop_ua(struct scsi_lun *lun, uint16_t *asc_ascq);
+bool scsi_lun_pop_ua(struct scsi_lun *lun, struct scsi_ua *ua);
+/* Fixed-format sense data of a unit attention (sense key UNIT ATTENTION) into cmd->sense. */
+void scsi_set_ua_sense(struct scsi_cmd *cmd, const struct scsi_ua *ua);
 
 #endif

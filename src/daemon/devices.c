@@ -336,7 +336,7 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 	vaaid_lun_set_soft_threshold(&d->lun, vaaid_soft_threshold_bytes(vvol_pool(d->vol),
 									  ds->env.conf->soft_threshold));
 	if (vpool_above_soft_threshold(vvol_pool(d->vol)))
-		scsi_lun_post_ua(&d->lun, ASC_THIN_PROV_SOFT_THRESHOLD);
+		scsi_lun_post_soft_threshold_ua(&d->lun);
 	d->lun.xcopy_peer = dev_xcopy_peer;
 	d->lun.peer_arg = ds;
 	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
@@ -411,9 +411,8 @@ int vd_device_reconfig(struct vd_devices *ds, const char *uio_name, const char *
 				return rc;
 			}
 			vvol_get_info(d->vol, &vi);
-			d->lun.info.nblocks = vi.size / vi.block_size;
-			/* SPC-4 6.4 / SBC-4 4.11: CAPACITY DATA HAS CHANGED (2Ah/09h) after a resize. */
-			scsi_lun_post_ua(&d->lun, 0x2A09);
+			/* capacity, THRESHOLD EXPONENT and their unit attentions */
+			vaaid_lun_resize(&d->lun, vi.size / vi.block_size);
 			vlog_info(d->label, "%s grown to %" PRIu64 " bytes", d->dev, vi.size);
 		}
 	}
@@ -440,7 +439,7 @@ static void pool_threshold_crossed(void *arg, bool above)
 		  t->vp->name, ds->env.conf->soft_threshold);
 	for (unsigned i = 0; i < ds->n; i++)
 		if (vvol_pool(ds->d[i]->vol) == t->vp->pool)
-			scsi_lun_post_ua(&ds->d[i]->lun, ASC_THIN_PROV_SOFT_THRESHOLD);
+			scsi_lun_post_soft_threshold_ua(&ds->d[i]->lun);
 }
 
 void vd_devices_watch_pools(struct vd_devices *ds)
@@ -464,9 +463,12 @@ void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp)
 	for (unsigned i = 0; i < ps->n && i < VD_MAX_POOLS; i++)
 		if (&ps->p[i] == vp && ds->thr[i].on) /* same watcher: only a real crossing reports */
 			vpool_set_soft_threshold(vp->pool, bytes, pool_threshold_crossed, &ds->thr[i]);
+	/* SBC-4 6.5.7: a THRESHOLD COUNT changed by other means than MODE SELECT (a pool
+	 * grow) -> MODE PARAMETERS CHANGED to every I_T nexus. */
 	for (unsigned i = 0; i < ds->n; i++)
-		if (vvol_pool(ds->d[i]->vol) == vp->pool)
-			vaaid_lun_set_soft_threshold(&ds->d[i]->lun, bytes);
+		if (vvol_pool(ds->d[i]->vol) == vp->pool &&
+		    vaaid_lun_set_soft_threshold(&ds->d[i]->lun, bytes))
+			scsi_lun_post_ua(&ds->d[i]->lun, ASC_MODE_PARAMETERS_CHANGED);
 }
 
 int vd_devices_scan(struct vd_devices *ds)

@@ -21,14 +21,14 @@ void scsi_emul_request_sense(struct scsi_cmd *cmd)
 		return;
 	}
 	size_t alloc = cdb[4];
-	uint16_t asc;
+	struct scsi_ua ua;
 	/* SPC-4 6.39 / SAM-5 5.14: a pending unit attention is returned as the sense data
 	 * (and cleared, UA_INTLCK_CTRL 00b); otherwise NO SENSE, no additional sense
 	 * information. Sense data is built in a scratch command so cmd->sense stays empty:
 	 * the command itself completes with GOOD. */
 	struct scsi_cmd tmp = {0};
-	if (scsi_lun_pop_ua(cmd->lun, &asc))
-		scsi_set_sense(&tmp, SK_UNIT_ATTENTION, asc);
+	if (scsi_lun_pop_ua(cmd->lun, &ua))
+		scsi_set_ua_sense(&tmp, &ua);
 	else
 		scsi_set_sense(&tmp, SK_NO_SENSE, ASC_NONE);
 	emul_return_data(cmd, tmp.sense, tmp.sense_len, alloc);

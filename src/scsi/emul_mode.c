@@ -15,6 +15,8 @@
  * SPC-4 6.9: a field that is not changeable must be sent unchanged).
  *
  * Choices (documented for MODE SENSE consumers):
+ *   Read-Write Error Recovery page: LBPERE=1 (threshold notification on), the
+ *   rest 0.
  *   Caching page: WCE=0 (every write durable on completion, docs/design.md),
  *   RCD=0.
  *   Control page: TST 000b (one task set), QUEUE ALGORITHM MODIFIER 1h
@@ -36,6 +38,20 @@ struct mode_page {
 	/* Fills the page body (after the 2- or 4-byte page header) with the current values. */
 	void (*build)(const struct scsi_lun *lun, uint8_t *p);
 };
+
+/*
+ * Read-Write Error Recovery mode page, SBC-4 6.5.9 (PAGE LENGTH 0Ah). No media
+ * error handling is reported (AWRE, ARRE, TB, RC, EER, PER, DTE, DCR 0, retry
+ * counts and RECOVERY TIME LIMIT 0: errors of the backing store are returned as
+ * they happen). LBPERE=1 (byte 7 bit 7): logical block provisioning threshold
+ * notification is enabled (SBC-4 4.7.3.7.1: the soft threshold unit attention is
+ * established only while LBPERE is 1); not changeable.
+ */
+static void page_rw_recovery(const struct scsi_lun *lun, uint8_t *p)
+{
+	(void)lun;
+	p[7] = 0x80; /* LBPERE 1 */
+}
 
 /* Caching mode page, SBC-4 6.5.5 (PAGE LENGTH 12h): WCE=0, RCD=0. */
 static void page_caching(const struct scsi_lun *lun, uint8_t *p)
@@ -64,15 +80,17 @@ static void page_control(const struct scsi_lun *lun, uint8_t *p)
  */
 static void page_lbp(const struct scsi_lun *lun, uint8_t *p)
 {
-	uint32_t sets = lun->info.soft_threshold_sets;
+	uint32_t sets = scsi_lbp_threshold_count(&lun->info);
 	p[4] = 0x00; /* SITUA 0 */
-	p[16] = (uint8_t)((sets ? 0x80 : 0) | 0x01);
-	p[17] = 0x02;
-	scsi_put_be32(p + 20, sets);
+	uint8_t *d = p + SCSI_LBP_MODE_DESC_OFFSET;
+	d[0] = (uint8_t)((lun->info.soft_threshold_blocks ? 0x80 : 0) | 0x01);
+	d[1] = 0x02;
+	scsi_put_be32(d + 4, sets);
 }
 
 /* Ascending page code order: MODE SENSE 3Fh returns them in this order (SPC-4 7.5.2). */
 static const struct mode_page mode_pages[] = {
+	{0x01, 0x00, 12, page_rw_recovery},
 	{0x08, 0x00, 20, page_caching},
 	{0x0A, 0x00, 12, page_control},
 	{0x1C, 0x02, 24, page_lbp},

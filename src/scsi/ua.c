@@ -1,8 +1,9 @@
 /*
  * Unit attention conditions (SAM-5 5.14, SPC-4 5.9 / 6.39).
  *
- * How this file works: each LUN keeps a small queue of pending ASC/ASCQ
- * values, oldest first, without duplicates. A full queue keeps the oldest
+ * How this file works: each LUN keeps a small queue of pending conditions
+ * (ASC/ASCQ, and an INFORMATION field for those that have one), oldest
+ * first, without duplicate ASC/ASCQ values. A full queue keeps the oldest
  * conditions and replaces the newest one (the initiator still learns that
  * something changed). Dispatch reports the oldest pending condition on any
  * command except INQUIRY, REPORT LUNS and REQUEST SENSE (SAM-5 5.14:
@@ -14,25 +15,53 @@
 
 #include "vaaid/scsi.h"
 
-void scsi_lun_post_ua(struct scsi_lun *lun, uint16_t asc_ascq)
+static void post(struct scsi_lun *lun, struct scsi_ua ua)
 {
 	for (unsigned i = 0; i < lun->n_ua; i++)
-		if (lun->ua[i] == asc_ascq)
-			return; /* already pending */
+		if (lun->ua[i].asc_ascq == ua.asc_ascq) {
+			lun->ua[i] = ua; /* already pending: report the latest information */
+			return;
+		}
 	if (lun->n_ua < SCSI_UA_MAX)
-		lun->ua[lun->n_ua++] = asc_ascq;
+		lun->ua[lun->n_ua++] = ua;
 	else
-		lun->ua[SCSI_UA_MAX - 1] = asc_ascq;
+		lun->ua[SCSI_UA_MAX - 1] = ua;
 }
 
-bool scsi_lun_pop_ua(struct scsi_lun *lun, uint16_t *asc_ascq)
+void scsi_lun_post_ua(struct scsi_lun *lun, uint16_t asc_ascq)
+{
+	post(lun, (struct scsi_ua){.asc_ascq = asc_ascq});
+}
+
+void scsi_lun_post_ua_info(struct scsi_lun *lun, uint16_t asc_ascq, uint32_t info)
+{
+	post(lun, (struct scsi_ua){.asc_ascq = asc_ascq, .info_valid = true, .info = info});
+}
+
+/* SBC-4 4.7.3.7.6: the unit attention of a logical block provisioning threshold
+ * carries, in the INFORMATION field, the offset of the threshold descriptor in the
+ * Logical Block Provisioning mode page. */
+void scsi_lun_post_soft_threshold_ua(struct scsi_lun *lun)
+{
+	scsi_lun_post_ua_info(lun, ASC_THIN_PROV_SOFT_THRESHOLD, SCSI_LBP_MODE_DESC_OFFSET);
+}
+
+bool scsi_lun_pop_ua(struct scsi_lun *lun, struct scsi_ua *ua)
 {
 	if (!lun->n_ua)
 		return false;
-	*asc_ascq = lun->ua[0];
+	*ua = lun->ua[0];
 	lun->n_ua--;
 	memmove(lun->ua, lun->ua + 1, lun->n_ua * sizeof(lun->ua[0]));
 	return true;
+}
+
+void scsi_set_ua_sense(struct scsi_cmd *cmd, const struct scsi_ua *ua)
+{
+	if (ua->info_valid)
+		scsi_set_sense_info(cmd, SK_UNIT_ATTENTION, ua->asc_ascq, ua->info);
+	else
+		scsi_set_sense(cmd, SK_UNIT_ATTENTION, ua->asc_ascq);
 }
 
 bool scsi_lun_report_ua(struct scsi_lun *lun, struct scsi_cmd *cmd)
@@ -45,9 +74,11 @@ bool scsi_lun_report_ua(struct scsi_lun *lun, struct scsi_cmd *cmd)
 	default:
 		break;
 	}
-	uint16_t asc;
-	if (!scsi_lun_pop_ua(lun, &asc))
+	struct scsi_ua ua;
+	if (!scsi_lun_pop_ua(lun, &ua))
 		return false;
-	scsi_complete_sense(cmd, SK_UNIT_ATTENTION, asc);
+	scsi_set_ua_sense(cmd, &ua);
+	cmd->status = SAM_STAT_CHECK_CONDITION;
+	scsi_cmd_complete(cmd);
 	return true;
 }

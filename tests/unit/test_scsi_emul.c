@@ -301,6 +301,8 @@ static void ms10(struct tenv *e, uint8_t b1, uint8_t b2, uint8_t sub, uint16_t a
 	       CDB(0x5A, b1, b2, sub, 0, 0, 0, (uint8_t)(alloc >> 8), (uint8_t)alloc, 0), TENV_BUF);
 }
 
+/* Read-Write Error Recovery (SBC-4 6.5.9): LBPERE=1 (byte 7 bit 7), the rest 0 */
+static const uint8_t rw_cur[12] = {0x01, 0x0A, 0, 0, 0, 0, 0, 0x80};
 static const uint8_t caching_cur[20] = {0x08, 0x12};
 static const uint8_t control_cur[12] = {0x0A, 0x0A, 0x00, 0x10, 0x00, 0x40};
 
@@ -311,33 +313,40 @@ static void test_mode_sense6_all(void **state)
 	ms6(e, 0, 0x3F, 0, 255);
 	assert_good(e);
 	const uint8_t *b = e->buf;
-	assert_int_equal(e->cmd.data_in_len, 4 + 8 + 20 + 12);
-	assert_int_equal(b[0], 43); /* MODE DATA LENGTH */
+	assert_int_equal(e->cmd.data_in_len, 4 + 8 + 12 + 20 + 12);
+	assert_int_equal(b[0], 55); /* MODE DATA LENGTH */
 	assert_int_equal(b[1], 0);
 	assert_int_equal(b[2], 0x10); /* DPOFUA=1, WP=0 */
 	assert_int_equal(b[3], 8);
 	assert_int_equal(scsi_get_be32(b + 4), 2097152);
 	assert_int_equal(b[8], 0);
 	assert_int_equal(scsi_get_be24(b + 9), 512);
-	assert_memory_equal(b + 12, caching_cur, 20);
-	assert_memory_equal(b + 32, control_cur, 12);
+	assert_memory_equal(b + 12, rw_cur, 12);
+	assert_memory_equal(b + 24, caching_cur, 20);
+	assert_memory_equal(b + 44, control_cur, 12);
 	/* 3Fh/FFh: also the subpages: Logical Block Provisioning 1Ch/02h (SBC-4 6.5.7), here
 	 * with no soft threshold configured (descriptor not ENABLED) */
 	ms6(e, 0, 0x3F, 0xFF, 255);
 	assert_good(e);
-	assert_int_equal(e->cmd.data_in_len, 68);
-	assert_memory_equal(b + 32, control_cur, 12);
+	assert_int_equal(e->cmd.data_in_len, 80);
+	assert_memory_equal(b + 44, control_cur, 12);
 	const uint8_t lbp_off[24] = {0x5C, 0x02, 0x00, 0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 				     0x01, 0x02, 0, 0, 0, 0, 0, 0};
-	assert_memory_equal(b + 44, lbp_off, 24);
-	/* 1Ch/02h alone, soft threshold 819 sets: ENABLED, soft, arming 001b, used resources */
-	e->lun.info.soft_threshold_sets = 819;
+	assert_memory_equal(b + 56, lbp_off, 24);
+	/* 1Ch/02h alone, soft threshold 819 sets of 2^11 blocks: ENABLED, soft, arming 001b,
+	 * used resources */
+	e->lun.info.soft_threshold_blocks = 819ull << 11;
 	ms6(e, 0x08, 0x1C, 0x02, 255);
 	assert_good(e);
 	assert_int_equal(e->cmd.data_in_len, 4 + 24);
 	const uint8_t lbp_on[24] = {0x5C, 0x02, 0x00, 0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 				    0x81, 0x02, 0, 0, 0x00, 0x00, 0x03, 0x33};
 	assert_memory_equal(b + 4, lbp_on, 24);
+	/* THRESHOLD COUNT rounds up to whole threshold sets */
+	e->lun.info.soft_threshold_blocks = (819ull << 11) + 1;
+	ms6(e, 0x08, 0x1C, 0x02, 255);
+	assert_good(e);
+	assert_int_equal(scsi_get_be32(b + 4 + 20), 820);
 	/* 1Ch/00h does not exist: INVALID FIELD IN CDB at the SUBPAGE CODE */
 	ms6(e, 0x08, 0x1C, 0x00, 255);
 	assert_invalid_cdb(e, 3, 7);
@@ -360,12 +369,16 @@ static void test_mode_sense6_pages(void **state)
 	ms6(e, 0x08, 0x0A, 0xFF, 255); /* page + all its subpages */
 	assert_good(e);
 	assert_int_equal(e->cmd.data_in_len, 16);
-	/* changeable (PC 01b): all-zero masks */
+	ms6(e, 0x08, 0x01, 0, 255); /* Read-Write Error Recovery */
+	assert_good(e);
+	assert_int_equal(e->cmd.data_in_len, 16);
+	assert_memory_equal(b + 4, rw_cur, 12);
+	/* changeable (PC 01b): all-zero masks (LBPERE is not changeable) */
 	ms6(e, 0x08, 0x40 | 0x3F, 0, 255);
 	assert_good(e);
-	assert_int_equal(e->cmd.data_in_len, 36);
-	const uint8_t chg[32] = {0x08, 0x12, [20] = 0x0A, 0x0A};
-	assert_memory_equal(b + 4, chg, 32);
+	assert_int_equal(e->cmd.data_in_len, 48);
+	const uint8_t chg[44] = {0x01, 0x0A, [12] = 0x08, 0x12, [32] = 0x0A, 0x0A};
+	assert_memory_equal(b + 4, chg, 44);
 	/* default (PC 10b) = current */
 	ms6(e, 0x08, 0x80 | 0x0A, 0, 255);
 	assert_good(e);
@@ -397,7 +410,7 @@ static void test_mode_sense_alloc_and_big(void **state)
 	ms6(e, 0, 0x3F, 0, 10);
 	assert_good(e);
 	assert_int_equal(e->cmd.data_in_len, 10);
-	assert_int_equal(e->buf[0], 43); /* full length */
+	assert_int_equal(e->buf[0], 55); /* full length */
 	assert_int_equal(e->buf[10], UNTOUCHED(e, 10));
 	ms6(e, 0, 0x3F, 0, 0);
 	assert_good(e);
@@ -419,19 +432,20 @@ static void test_mode_sense10(void **state)
 	e->lun.info.block_size = 4096;
 	ms10(e, 0x10, 0x3F, 0, 1024); /* LLBAA */
 	assert_good(e);
-	assert_int_equal(e->cmd.data_in_len, 8 + 16 + 32);
-	assert_int_equal(scsi_get_be16(b), 54);
+	assert_int_equal(e->cmd.data_in_len, 8 + 16 + 44);
+	assert_int_equal(scsi_get_be16(b), 66);
 	assert_int_equal(b[3], 0x10);
 	assert_int_equal(b[4], 0x01); /* LONGLBA */
 	assert_int_equal(scsi_get_be16(b + 6), 16);
 	assert_true(scsi_get_be64(b + 8) == 0x123456789ull);
 	assert_int_equal(scsi_get_be32(b + 16), 0);
 	assert_int_equal(scsi_get_be32(b + 20), 4096);
-	assert_memory_equal(b + 24, caching_cur, 20);
-	assert_memory_equal(b + 44, control_cur, 12);
+	assert_memory_equal(b + 24, rw_cur, 12);
+	assert_memory_equal(b + 36, caching_cur, 20);
+	assert_memory_equal(b + 56, control_cur, 12);
 	ms10(e, 0x00, 0x3F, 0, 1024); /* short descriptor */
-	assert_int_equal(e->cmd.data_in_len, 8 + 8 + 32);
-	assert_int_equal(scsi_get_be16(b), 46);
+	assert_int_equal(e->cmd.data_in_len, 8 + 8 + 44);
+	assert_int_equal(scsi_get_be16(b), 58);
 	assert_int_equal(b[4], 0);
 	assert_int_equal(scsi_get_be16(b + 6), 8);
 	assert_int_equal(scsi_get_be24(b + 13), 4096);
@@ -441,7 +455,7 @@ static void test_mode_sense10(void **state)
 	assert_int_equal(scsi_get_be16(b + 6), 0);
 	ms10(e, 0x00, 0x3F, 0, 9); /* truncated */
 	assert_int_equal(e->cmd.data_in_len, 9);
-	assert_int_equal(scsi_get_be16(b), 46);
+	assert_int_equal(scsi_get_be16(b), 58);
 }
 
 /* ------------------------------------------------------------- MODE SELECT */
@@ -466,12 +480,12 @@ static void test_mode_select_roundtrip(void **state)
 	uint8_t l[256];
 	/* What MODE SENSE returns, sent back, is accepted (MODE DATA LENGTH reserved). */
 	ms6(e, 0, 0x3F, 0, 255);
-	memcpy(l, e->buf, 44);
-	msel6(e, 0x10, l, 44);
+	memcpy(l, e->buf, 56);
+	msel6(e, 0x10, l, 56);
 	assert_good(e);
 	l[0] = 0;
 	l[2] = 0; /* DPOFUA/WP ignored in MODE SELECT */
-	msel6(e, 0x10, l, 44);
+	msel6(e, 0x10, l, 56);
 	assert_good(e);
 	/* header + descriptor only, header only, one page without descriptor */
 	msel6(e, 0x10, l, 12);
@@ -490,8 +504,8 @@ static void test_mode_select_roundtrip(void **state)
 	assert_good(e);
 	/* MODE SELECT(10) with a long LBA descriptor */
 	ms10(e, 0x10, 0x3F, 0, 255);
-	memcpy(l, e->buf, 56);
-	msel10(e, 0x10, l, 56);
+	memcpy(l, e->buf, 68);
+	msel10(e, 0x10, l, 68);
 	assert_good(e);
 	/* PARAMETER LIST LENGTH 0: nothing to do, even with PF=0 */
 	msel6(e, 0x00, l, 0);
@@ -517,53 +531,59 @@ static void test_mode_select_list_errors(void **state)
 	struct tenv *e = tenv_new();
 	uint8_t l[256];
 	ms6(e, 0, 0x3F, 0, 255);
-	uint8_t good[44];
-	memcpy(good, e->buf, 44);
+	uint8_t good[56];
+	memcpy(good, e->buf, 56);
 
-	/* WCE=1 in the caching page: not changeable -> 26h at byte 14 bit 2 */
-	memcpy(l, good, 44);
-	l[12 + 2] |= 0x04;
-	msel6(e, 0x10, l, 44);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 14, 2);
+	/* LBPERE=0 in the Read-Write Error Recovery page: not changeable -> 26h at byte 19
+	 * bit 7 */
+	memcpy(l, good, 56);
+	l[12 + 7] &= 0x7F;
+	msel6(e, 0x10, l, 56);
+	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 19, 7);
+	/* WCE=1 in the caching page: not changeable -> 26h at byte 26 bit 2 */
+	memcpy(l, good, 56);
+	l[24 + 2] |= 0x04;
+	msel6(e, 0x10, l, 56);
+	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 26, 2);
 	/* D_SENSE=1 in the control page */
-	memcpy(l, good, 44);
-	l[32 + 2] |= 0x04;
-	msel6(e, 0x10, l, 44);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 34, 2);
+	memcpy(l, good, 56);
+	l[44 + 2] |= 0x04;
+	msel6(e, 0x10, l, 56);
+	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 46, 2);
 	/* a different logical block length */
-	memcpy(l, good, 44);
+	memcpy(l, good, 56);
 	l[10] = 0x10; /* 512 -> 4096 */
-	msel6(e, 0x10, l, 44);
+	msel6(e, 0x10, l, 56);
 	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 10, 4);
 	/* a different capacity */
-	memcpy(l, good, 44);
+	memcpy(l, good, 56);
 	l[7] = 1;
-	msel6(e, 0x10, l, 44);
+	msel6(e, 0x10, l, 56);
 	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 7, 0);
 	/* MEDIUM TYPE */
-	memcpy(l, good, 44);
+	memcpy(l, good, 56);
 	l[1] = 0x05;
-	msel6(e, 0x10, l, 44);
+	msel6(e, 0x10, l, 56);
 	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 1, 2);
 	/* BLOCK DESCRIPTOR LENGTH 5 */
-	memcpy(l, good, 44);
+	memcpy(l, good, 56);
 	l[3] = 5;
-	msel6(e, 0x10, l, 44);
+	msel6(e, 0x10, l, 56);
 	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 3, -1);
 	/* unsupported page 19h */
-	memcpy(l, good, 44);
-	l[32] = 0x19;
-	msel6(e, 0x10, l, 44);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 32, 5);
+	memcpy(l, good, 56);
+	l[44] = 0x19;
+	msel6(e, 0x10, l, 56);
+	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 44, 5);
 	/* wrong PAGE LENGTH */
-	memcpy(l, good, 44);
-	l[13] = 0x0A;
-	msel6(e, 0x10, l, 44);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 13, -1);
+	memcpy(l, good, 56);
+	l[25] = 0x0A;
+	msel6(e, 0x10, l, 56);
+	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 25, -1);
 	/* PS bit is ignored */
-	memcpy(l, good, 44);
-	l[12] |= 0x80;
-	msel6(e, 0x10, l, 44);
+	memcpy(l, good, 56);
+	l[24] |= 0x80;
+	msel6(e, 0x10, l, 56);
 	assert_good(e);
 }
 
@@ -572,19 +592,19 @@ static void test_mode_select_short_lists(void **state)
 	(void)state;
 	struct tenv *e = tenv_new();
 	ms6(e, 0, 0x3F, 0, 255);
-	uint8_t good[44];
-	memcpy(good, e->buf, 44);
+	uint8_t good[56];
+	memcpy(good, e->buf, 56);
 	msel6(e, 0x10, good, 3); /* header cut */
 	assert_sense(e, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH_ERROR);
 	msel6(e, 0x10, good, 10); /* descriptor cut */
 	assert_sense(e, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH_ERROR);
 	msel6(e, 0x10, good, 13); /* page header cut */
 	assert_sense(e, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH_ERROR);
-	msel6(e, 0x10, good, 40); /* control page cut */
+	msel6(e, 0x10, good, 52); /* control page cut */
 	assert_sense(e, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH_ERROR);
 	/* the Data-Out buffer shorter than PARAMETER LIST LENGTH */
-	memcpy(e->buf, good, 44);
-	run_cmd(e, scsi_emul_mode_select6, CDB(0x15, 0x10, 0, 0, 44, 0), 20);
+	memcpy(e->buf, good, 56);
+	run_cmd(e, scsi_emul_mode_select6, CDB(0x15, 0x10, 0, 0, 56, 0), 20);
 	assert_sense(e, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH_ERROR);
 	uint8_t h10[8] = {0};
 	msel10(e, 0x10, h10, 7);

@@ -81,11 +81,12 @@ static void test_ua_queue_order_and_dups(void **state)
 	scsi_lun_post_ua(&lun, ASC_CAPACITY_DATA_CHANGED);
 	scsi_lun_post_ua(&lun, ASC_POWER_ON_RESET); /* duplicate: ignored */
 	assert_int_equal(lun.n_ua, 2);
-	uint16_t a;
+	struct scsi_ua a;
 	assert_true(scsi_lun_pop_ua(&lun, &a));
-	assert_int_equal(a, ASC_POWER_ON_RESET);
+	assert_int_equal(a.asc_ascq, ASC_POWER_ON_RESET);
+	assert_false(a.info_valid);
 	assert_true(scsi_lun_pop_ua(&lun, &a));
-	assert_int_equal(a, ASC_CAPACITY_DATA_CHANGED);
+	assert_int_equal(a.asc_ascq, ASC_CAPACITY_DATA_CHANGED);
 	assert_false(scsi_lun_pop_ua(&lun, &a));
 }
 
@@ -98,9 +99,9 @@ static void test_ua_queue_overflow(void **state)
 		scsi_lun_post_ua(&lun, (uint16_t)(0x2A00 + i));
 	scsi_lun_post_ua(&lun, ASC_THIN_PROV_SOFT_THRESHOLD);
 	assert_int_equal(lun.n_ua, SCSI_UA_MAX);
-	assert_int_equal(lun.ua[0], 0x2A00);                        /* oldest kept */
-	assert_int_equal(lun.ua[SCSI_UA_MAX - 2], 0x2A00 + SCSI_UA_MAX - 2);
-	assert_int_equal(lun.ua[SCSI_UA_MAX - 1], ASC_THIN_PROV_SOFT_THRESHOLD); /* last replaced */
+	assert_int_equal(lun.ua[0].asc_ascq, 0x2A00); /* oldest kept */
+	assert_int_equal(lun.ua[SCSI_UA_MAX - 2].asc_ascq, 0x2A00 + SCSI_UA_MAX - 2);
+	assert_int_equal(lun.ua[SCSI_UA_MAX - 1].asc_ascq, ASC_THIN_PROV_SOFT_THRESHOLD); /* replaced */
 }
 
 static void report(struct scsi_cmd *c)
@@ -130,6 +131,29 @@ static void test_ua_report_skips(void **state)
 	assert_good(e);
 }
 
+/* SBC-4 4.7.3.7.6: the soft threshold unit attention has VALID=1 and INFORMATION = the
+ * offset of the threshold descriptor in mode page 1Ch/02h (16); other unit attentions
+ * have no INFORMATION (VALID=0). Posting a pending condition again keeps one entry. */
+static void test_ua_soft_threshold_info(void **state)
+{
+	(void)state;
+	struct tenv *e = tenv_new();
+	scsi_lun_post_ua(&e->lun, ASC_CAPACITY_DATA_CHANGED);
+	scsi_lun_post_soft_threshold_ua(&e->lun);
+	scsi_lun_post_soft_threshold_ua(&e->lun);
+	assert_int_equal(e->lun.n_ua, 2);
+	run_cmd(e, report, CDB(0x00, 0, 0, 0, 0, 0), 0);
+	assert_sense(e, SK_UNIT_ATTENTION, ASC_CAPACITY_DATA_CHANGED);
+	assert_int_equal(e->cmd.sense[0], 0x70); /* VALID=0 */
+	assert_int_equal(scsi_get_be32(e->cmd.sense + 3), 0);
+	run_cmd(e, report, CDB(0x00, 0, 0, 0, 0, 0), 0);
+	assert_sense(e, SK_UNIT_ATTENTION, ASC_THIN_PROV_SOFT_THRESHOLD);
+	assert_int_equal(e->cmd.sense[0], 0xF0); /* VALID=1 */
+	assert_int_equal(scsi_get_be32(e->cmd.sense + 3), SCSI_LBP_MODE_DESC_OFFSET);
+	assert_int_equal(SCSI_LBP_MODE_DESC_OFFSET, 16);
+	assert_int_equal(e->lun.n_ua, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_ua_queue_order_and_dups),
 		cmocka_unit_test(test_ua_queue_overflow),
 		cmocka_unit_test(test_ua_report_skips),
+		cmocka_unit_test(test_ua_soft_threshold_info),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,15 +3,16 @@
 # its journal is in small.pool.journal --; vaaid's default soft threshold 80 % = 51
 # extents):
 #  - the Logical Block Provisioning log page (0Ch) and mode page (1Ch/02h);
-#  - crossing the soft threshold: the next command gets UNIT ATTENTION 06h/38h/07h,
-#    once;
+#  - crossing the soft threshold: the next command gets UNIT ATTENTION 06h/38h/07h
+#    (INFORMATION 10h), once;
 #  - "stun": a write that needs space the pool does not have gets DATA PROTECT
 #    27h/07h (SPACE ALLOCATION FAILED WRITE PROTECT), while reads and overwrites of
 #    written blocks keep working;
 #  - dd through the sd driver gets ENOSPC while the pool is full, and not after;
 #  - "resume": the host's UNMAP (blkdiscard) gives the space back and the same
 #    write succeeds, without restarting anything; full again, `vaaictl pool grow`
-#    (online) makes the refused write succeed too.
+#    (online) makes the refused write succeed too, and the LUN reports MODE
+#    PARAMETERS CHANGED (the threshold count of mode page 1Ch/02h moved).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$VAAICTL" pool create small "$STATE/small.pool" 64M >/dev/null || die "vaaictl pool create small"
@@ -41,6 +42,9 @@ grep -qi "soft threshold" <<<"$(tur)" && die "unit attention below the threshold
 out=$(wr 50 1) || die "writing the 51st MiB failed: $out"
 t1=$(tur)
 grep -qi "thin provisioning soft threshold reached" <<<"$t1" || die "no UA 38h/07h: $t1"
+# VALID=1, INFORMATION = offset of the threshold descriptor in mode page 1Ch/02h (SBC-4
+# 4.7.3.7.6)
+grep -qi "info fld=0x10 " <<<"$t1" || die "UA 38h/07h without INFORMATION 10h: $t1"
 t2=$(tur)
 grep -qi "unit attention" <<<"$t2" && die "the threshold UA came twice: $t2"
 
@@ -71,6 +75,9 @@ out=$(wr 130 18) || die "refilling the pool failed: $out"
 rc=0; out=$(wr 160 1) || rc=$?
 [ $rc -ne 0 ] && grep -qi "space allocation failed write protect" <<<"$out" || die "not refused when full again: $out"
 "$VAAICTL" pool grow small 96M >/dev/null || die "vaaictl pool grow small 96M failed"
+# the grow moved the threshold in mode page 1Ch/02h: MODE PARAMETERS CHANGED (SBC-4 6.5.7)
+t3=$(tur)
+grep -qi "mode parameters changed" <<<"$t3" || die "no UA 2Ah/01h after the pool grow: $t3"
 out=$(wr 160 1) || die "the write still fails after vaaictl pool grow: $out"
 logs=$(sg_logs -p 0xc "$sg")
 grep -qi "available LBA mapping threshold resource count: 31" <<<"$logs" || die "log page after grow: $logs"

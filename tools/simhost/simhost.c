@@ -396,7 +396,7 @@ static int lun_bringup(struct simhost *h, int n)
 		vaaid_lun_set_soft_threshold(&l->lun, vaaid_soft_threshold_bytes(h->pool, h->threshold_pct));
 		/* a LUN coming up while the pool is above its threshold is told at once */
 		if (vpool_above_soft_threshold(h->pool))
-			scsi_lun_post_ua(&l->lun, 0x3807);
+			scsi_lun_post_soft_threshold_ua(&l->lun);
 	}
 	l->lun.name = l->vol;
 	l->lun.xcopy_peer = sim_xcopy_peer;
@@ -422,16 +422,19 @@ static void threshold_crossed(void *arg, bool above)
 		return; /* re-armed: the next crossing is reported again */
 	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
 		if (h->luns[i].used && h->luns[i].dev)
-			scsi_lun_post_ua(&h->luns[i].lun, 0x3807);
+			scsi_lun_post_soft_threshold_ua(&h->luns[i].lun);
 }
 
 /* (Re)install the soft threshold on the pool and the LUNs (engine stopped, LUNs up). */
 static void apply_threshold(struct simhost *h)
 {
 	uint64_t bytes = vaaid_soft_threshold_bytes(h->pool, h->threshold_pct);
+	/* SBC-4 6.5.7: mode page 1Ch/02h changed by other means than MODE SELECT ->
+	 * MODE PARAMETERS CHANGED */
 	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
-		if (h->luns[i].used && h->luns[i].dev)
-			vaaid_lun_set_soft_threshold(&h->luns[i].lun, bytes);
+		if (h->luns[i].used && h->luns[i].dev &&
+		    vaaid_lun_set_soft_threshold(&h->luns[i].lun, bytes))
+			scsi_lun_post_ua(&h->luns[i].lun, ASC_MODE_PARAMETERS_CHANGED);
 	vpool_set_soft_threshold(h->pool, bytes, threshold_crossed, h);
 }
 

@@ -534,52 +534,32 @@ static void test_mode_select_list_errors(void **state)
 	uint8_t good[56];
 	memcpy(good, e->buf, 56);
 
-	/* LBPERE=0 in the Read-Write Error Recovery page: not changeable -> 26h at byte 19
-	 * bit 7 */
-	memcpy(l, good, 56);
-	l[12 + 7] &= 0x7F;
-	msel6(e, 0x10, l, 56);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 19, 7);
-	/* WCE=1 in the caching page: not changeable -> 26h at byte 26 bit 2 */
-	memcpy(l, good, 56);
-	l[24 + 2] |= 0x04;
-	msel6(e, 0x10, l, 56);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 26, 2);
-	/* D_SENSE=1 in the control page */
-	memcpy(l, good, 56);
-	l[44 + 2] |= 0x04;
-	msel6(e, 0x10, l, 56);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 46, 2);
-	/* a different logical block length */
-	memcpy(l, good, 56);
-	l[10] = 0x10; /* 512 -> 4096 */
-	msel6(e, 0x10, l, 56);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 10, 4);
-	/* a different capacity */
-	memcpy(l, good, 56);
-	l[7] = 1;
-	msel6(e, 0x10, l, 56);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 7, 0);
-	/* MEDIUM TYPE */
-	memcpy(l, good, 56);
-	l[1] = 0x05;
-	msel6(e, 0x10, l, 56);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 1, 2);
-	/* BLOCK DESCRIPTOR LENGTH 5 */
-	memcpy(l, good, 56);
-	l[3] = 5;
-	msel6(e, 0x10, l, 56);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 3, -1);
-	/* unsupported page 19h */
-	memcpy(l, good, 56);
-	l[44] = 0x19;
-	msel6(e, 0x10, l, 56);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 44, 5);
-	/* wrong PAGE LENGTH */
-	memcpy(l, good, 56);
-	l[25] = 0x0A;
-	msel6(e, 0x10, l, 56);
-	assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, 25, -1);
+	/* Each change of a field that is not changeable -> 26h with the field pointer at
+	 * the first differing byte (and bit, or no bit for a whole field). The list: 4-byte
+	 * header, 8-byte block descriptor, pages 01h at 12, 08h at 24, 0Ah at 44. */
+	static const struct {
+		const char *what; /* (the expected byte/bit tells a failing case apart) */
+		uint16_t at;
+		uint8_t mask, val; /* l[at] = (l[at] & ~mask) | val */
+		uint16_t byte;
+		int bit;
+	} bad[] = {
+		{"LBPERE=0 (Read-Write Error Recovery)", 12 + 7, 0x80, 0x00, 19, 7},
+		{"WCE=1 (caching)", 24 + 2, 0x04, 0x04, 26, 2},
+		{"D_SENSE=1 (control)", 44 + 2, 0x04, 0x04, 46, 2},
+		{"logical block length 512 -> 4096", 10, 0xFF, 0x10, 10, 4},
+		{"capacity", 7, 0xFF, 0x01, 7, 0},
+		{"MEDIUM TYPE", 1, 0xFF, 0x05, 1, 2},
+		{"BLOCK DESCRIPTOR LENGTH 5", 3, 0xFF, 0x05, 3, -1},
+		{"unsupported page 19h", 44, 0xFF, 0x19, 44, 5},
+		{"wrong PAGE LENGTH", 25, 0xFF, 0x0A, 25, -1},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(l, good, 56);
+		l[bad[i].at] = (uint8_t)((l[bad[i].at] & ~bad[i].mask) | bad[i].val);
+		msel6(e, 0x10, l, 56);
+		assert_field(e, ASC_INVALID_FIELD_IN_PARAM_LIST, false, bad[i].byte, bad[i].bit);
+	}
 	/* PS bit is ignored */
 	memcpy(l, good, 56);
 	l[24] |= 0x80;

@@ -40,7 +40,7 @@ struct mode_page {
 };
 
 /*
- * Read-Write Error Recovery mode page, SBC-4 6.5.9 (PAGE LENGTH 0Ah). No media
+ * Read-Write Error Recovery mode page, SBC-4 6.5.8 (PAGE LENGTH 0Ah). No media
  * error handling is reported (AWRE, ARRE, TB, RC, EER, PER, DTE, DCR 0, retry
  * counts and RECOVERY TIME LIMIT 0: errors of the backing store are returned as
  * they happen). LBPERE=1 (byte 7 bit 7): logical block provisioning threshold

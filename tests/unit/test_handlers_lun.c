@@ -88,9 +88,15 @@ static void test_resize_rescales_threshold_sets(void **state)
 	assert_int_equal(l.lun.n_ua, 1);
 	assert_true(ua_pending(&l.lun, ASC_CAPACITY_DATA_CHANGED));
 	l.lun.n_ua = 0;
-	/* 2^36 blocks: 2^36 >> 4 = 2^32 is not below 2^32 -> exponent 5 */
+	/* 2^36 blocks: 2^36 >> 4 = 2^32 is not below 2^32 -> exponent 5; the count of 10
+	 * extents is then 5 sets: it changed too */
 	vaaid_lun_resize(&l.lun, 1ull << 36);
 	assert_int_equal(in->threshold_exponent, 5);
+	assert_int_equal(scsi_lbp_threshold_count(in), 5);
+	assert_int_equal(l.lun.n_ua, 3);
+	assert_true(ua_pending(&l.lun, ASC_CAPACITY_DATA_CHANGED));
+	assert_true(ua_pending(&l.lun, ASC_INQUIRY_DATA_CHANGED));
+	assert_true(ua_pending(&l.lun, ASC_MODE_PARAMETERS_CHANGED));
 	/* 2^37 blocks: exponent 6 */
 	l.lun.n_ua = 0;
 	vaaid_lun_resize(&l.lun, 1ull << 37);
@@ -112,6 +118,14 @@ static void test_resize_rescales_threshold_sets(void **state)
 	assert_int_equal(in->threshold_exponent, 6);
 	vaaid_lun_resize(&l.lun, 1ull << 38);
 	assert_int_equal(in->threshold_exponent, 7);
+	/* no soft threshold: an exponent change still changes VPD B2 (3Fh/03h), but the
+	 * mode page's count stays 0: no MODE PARAMETERS CHANGED */
+	assert_true(vaaid_lun_set_soft_threshold(&l.lun, 0));
+	l.lun.n_ua = 0;
+	vaaid_lun_resize(&l.lun, 1ull << 39);
+	assert_int_equal(in->threshold_exponent, 8);
+	assert_true(ua_pending(&l.lun, ASC_INQUIRY_DATA_CHANGED));
+	assert_false(ua_pending(&l.lun, ASC_MODE_PARAMETERS_CHANGED));
 	env_close(&l.e);
 }
 

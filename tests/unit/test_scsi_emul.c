@@ -301,7 +301,7 @@ static void ms10(struct tenv *e, uint8_t b1, uint8_t b2, uint8_t sub, uint16_t a
 	       CDB(0x5A, b1, b2, sub, 0, 0, 0, (uint8_t)(alloc >> 8), (uint8_t)alloc, 0), TENV_BUF);
 }
 
-/* Read-Write Error Recovery (SBC-4 6.5.9): LBPERE=1 (byte 7 bit 7), the rest 0 */
+/* Read-Write Error Recovery (SBC-4 6.5.8): LBPERE=1 (byte 7 bit 7), the rest 0 */
 static const uint8_t rw_cur[12] = {0x01, 0x0A, 0, 0, 0, 0, 0, 0x80};
 static const uint8_t caching_cur[20] = {0x08, 0x12};
 static const uint8_t control_cur[12] = {0x0A, 0x0A, 0x00, 0x10, 0x00, 0x40};

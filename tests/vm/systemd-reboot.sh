@@ -89,7 +89,16 @@ after)
 	sg_turs "$dev" >/dev/null 2>&1 || true
 	got=$(dd if="$dev" bs=1M count=8 iflag=direct status=none | sha256sum | cut -d' ' -f1)
 	[ "$got" = "$(cat "$SUM")" ] || die "data differs after the reboot"
-	iscsi-inq "iscsi://127.0.0.1/$IQN/0" >/dev/null 2>&1 || die "the restored iSCSI target does not answer"
+	# The portal may still be coming up when targetctl's unit is done (once in CI an
+	# iscsi-inq right after the restore did not get through its login under TCG): try
+	# for up to 30 s, and name what the last try said.
+	ok=0
+	for try in $(seq 1 30); do
+		if out=$(timeout 10 iscsi-inq "iscsi://127.0.0.1/$IQN/0" 2>&1); then ok=1; break; fi
+		sleep 1
+	done
+	[ $ok = 1 ] || die "the restored iSCSI target does not answer after 30 tries: $out"
+	[ "$try" = 1 ] || log "after: iSCSI answered on try $try"
 	vaaictl volume list | grep -q 'sysd0' || die "vaaictl volume list has no sysd0"
 	log "after: vaaid up before targetctl restore; LUN, data and iSCSI portal back after the reboot"
 	;;

@@ -35,11 +35,10 @@ void handler_get_lba_status(struct scsi_cmd *cmd)
 		return;
 	}
 	/* SPC-4 4.2.5.6: ALLOCATION LENGTH 0 is not an error; nothing is transferred. The
-	 * data-in buffer is still cleared (scsi_copy_to_data_in): TCMU cannot report a
-	 * read length of 0, and the ring buffer holds an earlier command's data. */
+	 * data-in buffer is still cleared: TCMU cannot report a read length of 0, and the
+	 * ring buffer holds an earlier command's data. */
 	if (!alloc) {
-		const uint8_t none = 0;
-		scsi_copy_to_data_in(cmd, &none, 0);
+		scsi_clear_data_in(cmd);
 		scsi_complete_good(cmd);
 		return;
 	}

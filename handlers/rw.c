@@ -82,8 +82,7 @@ void handler_read(struct scsi_cmd *cmd)
 	if (!bytes) {
 		/* SBC-4 5.16: TRANSFER LENGTH 0 is not an error. A data-in buffer given anyway
 		 * is zeroed (nothing stale reaches the initiator: see above). */
-		static const uint8_t none;
-		scsi_copy_to_data_in(cmd, &none, 0);
+		scsi_clear_data_in(cmd);
 		scsi_complete_good(cmd);
 		return;
 	}

@@ -279,6 +279,9 @@ static inline bool scsi_lba_range_ok(const struct scsi_lun *lun, uint64_t lba, u
 /* ---- data buffer helpers */
 /* Copy len bytes into the data-in buffer (truncated to iov_len); sets data_in_len. */
 size_t scsi_copy_to_data_in(struct scsi_cmd *cmd, const void *buf, size_t len);
+/* A command that transfers no data-in (ALLOCATION or TRANSFER LENGTH 0): zeroes
+ * whatever data-in buffer the fabric gave anyway (see scsi_copy_to_data_in). */
+void scsi_clear_data_in(struct scsi_cmd *cmd);
 /* Copy up to len bytes of the data-out buffer starting at off into buf; returns bytes copied. */
 size_t scsi_copy_from_data_out(const struct scsi_cmd *cmd, size_t off, void *buf, size_t len);
 

@@ -19,6 +19,12 @@ size_t scsi_copy_to_data_in(struct scsi_cmd *cmd, const void *buf, size_t len)
 	return n;
 }
 
+void scsi_clear_data_in(struct scsi_cmd *cmd)
+{
+	static const uint8_t none;
+	scsi_copy_to_data_in(cmd, &none, 0);
+}
+
 size_t scsi_copy_from_data_out(const struct scsi_cmd *cmd, size_t off, void *buf, size_t len)
 {
 	if (off >= cmd->iov_len)

@@ -51,6 +51,14 @@ bool vaaid_lun_set_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_byte
 	return !old_blocks != !in->soft_threshold_blocks || old_count != scsi_lbp_threshold_count(in);
 }
 
+void vaaid_lun_update_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_bytes)
+{
+	/* SBC-4 6.5.7: mode page 1Ch/02h changed by other means than MODE SELECT -> MODE
+	 * PARAMETERS CHANGED to every I_T nexus. */
+	if (vaaid_lun_set_soft_threshold(lun, used_limit_bytes))
+		scsi_lun_post_ua(lun, ASC_MODE_PARAMETERS_CHANGED);
+}
+
 void vaaid_lun_resize(struct scsi_lun *lun, uint64_t nblocks)
 {
 	struct scsi_lun_info *in = &lun->info;

@@ -36,12 +36,14 @@ void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_byte
  */
 uint64_t vaaid_soft_threshold_bytes(const struct vpool *p, unsigned pct);
 /*
- * Sets the soft threshold mode page 1Ch/02h reports. Returns true when what the
- * page reports changed (the descriptor's ENABLED bit or THRESHOLD COUNT): a
- * change after the LUN is up must be announced with MODE PARAMETERS CHANGED
- * (SBC-4 6.5.7), which the caller posts (not at bring-up).
+ * Sets the soft threshold mode page 1Ch/02h reports, at bring-up. Returns true
+ * when what the page reports changed (the descriptor's ENABLED bit or THRESHOLD
+ * COUNT).
  */
 bool vaaid_lun_set_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_bytes);
+/* The same on a LUN that is up: a change is announced with MODE PARAMETERS
+ * CHANGED (SBC-4 6.5.7). */
+void vaaid_lun_update_soft_threshold(struct scsi_lun *lun, uint64_t used_limit_bytes);
 /*
  * The LUN's volume was grown to nblocks: updates the capacity and the VPD B2
  * THRESHOLD EXPONENT (kept within SBC-4 6.6.5's capacity rule) and posts the

@@ -463,12 +463,9 @@ void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp)
 	for (unsigned i = 0; i < ps->n && i < VD_MAX_POOLS; i++)
 		if (&ps->p[i] == vp && ds->thr[i].on) /* same watcher: only a real crossing reports */
 			vpool_set_soft_threshold(vp->pool, bytes, pool_threshold_crossed, &ds->thr[i]);
-	/* SBC-4 6.5.7: a THRESHOLD COUNT changed by other means than MODE SELECT (a pool
-	 * grow) -> MODE PARAMETERS CHANGED to every I_T nexus. */
 	for (unsigned i = 0; i < ds->n; i++)
-		if (vvol_pool(ds->d[i]->vol) == vp->pool &&
-		    vaaid_lun_set_soft_threshold(&ds->d[i]->lun, bytes))
-			scsi_lun_post_ua(&ds->d[i]->lun, ASC_MODE_PARAMETERS_CHANGED);
+		if (vvol_pool(ds->d[i]->vol) == vp->pool)
+			vaaid_lun_update_soft_threshold(&ds->d[i]->lun, bytes);
 }
 
 int vd_devices_scan(struct vd_devices *ds)

@@ -129,7 +129,8 @@ static void test_resize_rescales_threshold_sets(void **state)
 	env_close(&l.e);
 }
 
-/* A threshold that changes the page (count, or ENABLED on/off) reports true. */
+/* A threshold that changes the page (count, or ENABLED on/off) reports true; the
+ * update on a LUN that is up posts 2Ah/01h for it. */
 static void test_set_soft_threshold_reports_change(void **state)
 {
 	(void)state;
@@ -140,7 +141,15 @@ static void test_set_soft_threshold_reports_change(void **state)
 	assert_int_equal(scsi_lbp_threshold_count(&l.lun.info), 5);
 	assert_true(vaaid_lun_set_soft_threshold(&l.lun, 6 * MIB));
 	assert_true(vaaid_lun_set_soft_threshold(&l.lun, 0)); /* ENABLED goes off */
-	assert_int_equal(l.lun.n_ua, 0); /* the caller announces it, not the setter */
+	assert_int_equal(l.lun.n_ua, 0); /* the setter (bring-up) announces nothing */
+	/* on a LUN that is up, a change is announced with MODE PARAMETERS CHANGED, once */
+	vaaid_lun_update_soft_threshold(&l.lun, 0);
+	assert_int_equal(l.lun.n_ua, 0); /* unchanged */
+	vaaid_lun_update_soft_threshold(&l.lun, 7 * MIB);
+	assert_int_equal(l.lun.n_ua, 1);
+	assert_true(ua_pending(&l.lun, ASC_MODE_PARAMETERS_CHANGED));
+	vaaid_lun_update_soft_threshold(&l.lun, 8 * MIB);
+	assert_int_equal(l.lun.n_ua, 1);
 	env_close(&l.e);
 }
 

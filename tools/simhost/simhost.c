@@ -429,12 +429,9 @@ static void threshold_crossed(void *arg, bool above)
 static void apply_threshold(struct simhost *h)
 {
 	uint64_t bytes = vaaid_soft_threshold_bytes(h->pool, h->threshold_pct);
-	/* SBC-4 6.5.7: mode page 1Ch/02h changed by other means than MODE SELECT ->
-	 * MODE PARAMETERS CHANGED */
 	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
-		if (h->luns[i].used && h->luns[i].dev &&
-		    vaaid_lun_set_soft_threshold(&h->luns[i].lun, bytes))
-			scsi_lun_post_ua(&h->luns[i].lun, ASC_MODE_PARAMETERS_CHANGED);
+		if (h->luns[i].used && h->luns[i].dev)
+			vaaid_lun_update_soft_threshold(&h->luns[i].lun, bytes);
 	vpool_set_soft_threshold(h->pool, bytes, threshold_crossed, h);
 }
 

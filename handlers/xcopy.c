@@ -15,24 +15,27 @@
  * transport's lun->xcopy_peer hook (which applies the pool and co-visibility
  * rules) -- and checked (DISK BLOCK LENGTH, range); a failure there is COPY
  * ABORTED with the segment number in the COMMAND-SPECIFIC INFORMATION field
- * (SPC-4 6.4.1). The pool then copies the segment as one unit (vvol_copy,
- * src/pool/copy.c): both ranges locked until it is durable, so concurrent
- * writes to either land wholly before or after it; when source and
- * destination offsets are congruent modulo the pool extent, the middle is
- * shared (no data moved) and head/tail are copied; otherwise (or for
- * overlapping ranges of one volume, copied in the safe direction) every byte
- * is copied. GOOD means the copy is durable.
+ * (SPC-4 6.4.1); a range past the end of either LUN is 0Dh/02h, as LIO answers
+ * it, with the real cause logged (xc_range_ok). The pool then copies the
+ * segment as one unit (vvol_copy, src/pool/copy.c): both ranges locked until
+ * it is durable, so concurrent writes to either land wholly before or after
+ * it; when source and destination offsets are congruent modulo the pool
+ * extent, the middle is shared (no data moved) and head/tail are copied;
+ * otherwise (or for overlapping ranges of one volume, copied in the safe
+ * direction) every byte is copied. GOOD means the copy is durable.
  *
  * List identifiers of copies with LIST ID USAGE 00b/10b are kept in
  * lun->copies (the last SCSI_COPY_HELD) for COPY STATUS.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "handler_util.h"
 #include "vaaid/handlers.h"
 #include "vaaid/pool.h"
+#include "vaaid/util.h"
 
 #define XC_HDR 16u
 #define XC_CSCD_LEN 32u
@@ -238,6 +241,22 @@ static struct scsi_lun *xc_resolve(struct xcopy *x, unsigned i)
 	return l;
 }
 
+/* Is [lba, lba + n) within CSCD LUN l? If not, say so where an admin sees it
+ * (the daemon's default level shows warnings): the initiator only gets 0Dh/02h. */
+static bool xc_range_ok(const struct xcopy *x, unsigned seg, const char *side,
+			const struct scsi_lun *l, uint64_t lba, uint64_t n)
+{
+	if (scsi_lba_range_ok(l, lba, n))
+		return true;
+	vlog_warn(x->cmd->lun->name,
+		  "EXTENDED COPY segment %u: %s LBA %" PRIu64 " + %" PRIu64
+		  " blocks runs past the end of LUN %s (%" PRIu64 " blocks of %" PRIu32
+		  " bytes): COPY ABORTED 0Dh/02h; the segments before it are done, "
+		  "it and later ones not",
+		  seg, side, lba, n, l->name ? l->name : "-", l->info.nblocks, l->info.block_size);
+	return false;
+}
+
 /*
  * Check segment i (SPC-4 6.4.1, 6.4.5.5, 6.4.6.5) and fill in its byte ranges;
  * 0, or the ASC of the COPY ABORTED it gets.
@@ -263,9 +282,16 @@ static uint16_t xc_check(struct xcopy *x, unsigned i, struct xc_run *r)
 	 * side -> UNEXPECTED INEXACT SEGMENT. */
 	if (bytes % sbs || bytes % dbs)
 		return ASC_UNEXPECTED_INEXACT_SEGMENT;
-	/* SPC-4 6.4.1: a range past the end of a CSCD -> LBA OUT OF RANGE. */
-	if (!scsi_lba_range_ok(sl, s->slba, bytes / sbs) || !scsi_lba_range_ok(dl, s->dlba, bytes / dbs))
-		return ASC_LBA_OUT_OF_RANGE;
+	/* SPC-4 6.4.1: a range past the end of a copy target (source or destination)
+	 * means the copy manager cannot complete the segment on that CSCD: COPY
+	 * ABORTED, COPY TARGET DEVICE NOT REACHABLE (0Dh/02h), as LIO's own copy
+	 * manager answers it (target_core_xcopy.c: a failed READ or WRITE of a
+	 * segment -> TCM_COPY_TARGET_DEVICE_NOT_REACHABLE, on either side) and as
+	 * libiscsi's ExtendedCopy.ValidSegDescr requires (issue 22, replacing
+	 * 21h/00h). Found before the segment starts: it writes nothing. */
+	if (!xc_range_ok(x, i, "source", sl, s->slba, bytes / sbs) ||
+	    !xc_range_ok(x, i, "destination", dl, s->dlba, bytes / dbs))
+		return ASC_COPY_TARGET_NOT_REACHABLE;
 	*r = (struct xc_run){.sv = sl->vol, .dv = dl->vol, .so = s->slba * sbs,
 			     .dO = s->dlba * dbs, .len = bytes};
 	return 0;

@@ -1,0 +1,139 @@
+/*
+ * An EXTENDED COPY segment past the end of a copy target (issue 22) answers
+ * COPY ABORTED 0Dh/02h (pinned with its sense bytes and data in
+ * tests/sim/xcopy_errors.vsim); the initiator learns nothing more, so the
+ * daemon must log the real cause where an admin sees it: a warning (shown at
+ * the daemon's default log level, info, and at warn) naming the segment, the
+ * side, the LBA range, the LUN and its capacity. Through the real ring and
+ * engine (simhost); stderr, where vlog writes, is captured in a file.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "scsi_build.h"
+#include "simhost_test_env.h"
+#include "vaaid/util.h"
+
+#define BS 512u
+#define VOL_BLOCKS 131072u /* 64 MiB */
+
+/* Run an EXTENDED COPY on LUN lun with CSCDs a (0) and b (1) and the given two
+ * segments; returns what the daemon wrote to stderr meanwhile (caller frees). */
+static char *xcopy_logged(struct simhost *h, int lun, const struct sb_segment seg[2],
+			  struct simhost_result *r)
+{
+	struct sb_cscd cscd[2] = {{.block_size = BS}, {.block_size = BS}};
+	assert_int_equal(simhost_lun_naa(h, 0, cscd[0].naa), 0);
+	assert_int_equal(simhost_lun_naa(h, 1, cscd[1].naa), 0);
+	uint8_t list[SB_XCOPY_HDR + 2 * SB_XCOPY_CSCD_LEN + 2 * SB_XCOPY_SEG_LEN];
+	size_t len = sb_xcopy_list(list, sizeof(list), 0, SB_LIST_ID_NONE, cscd, 2, seg, 2);
+	assert_int_equal(len, sizeof(list));
+	uint8_t cdb[16];
+	sb_xcopy_cdb(cdb, (uint32_t)len);
+
+	FILE *cap = tmpfile();
+	assert_non_null(cap);
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(cap), STDERR_FILENO) >= 0);
+	uint64_t tag;
+	int rc = simhost_submit(h, lun, cdb, sizeof(cdb), list, len, 0, &tag);
+	int got = rc == 0 ? simhost_reap(h, r, 1, 60000) : -1;
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	assert_int_equal(rc, 0);
+	assert_int_equal(got, 1);
+
+	long n = ftell(cap);
+	assert_true(n >= 0);
+	char *text = calloc(1, (size_t)n + 1);
+	assert_non_null(text);
+	rewind(cap);
+	assert_int_equal(fread(text, 1, (size_t)n, cap), (size_t)n);
+	fclose(cap);
+	fputs(text, stderr); /* still visible in the test's output */
+	return text;
+}
+
+/* The copy gets COPY ABORTED 0Dh/02h with segment `segment` in COMMAND-SPECIFIC
+ * INFORMATION, and the daemon logs `line` as a warning of the receiving LUN. */
+static void expect_logged(struct simhost *h, int lun, const struct sb_segment seg[2],
+			  uint32_t segment, const char *receiver, const char *line)
+{
+	struct simhost_result r;
+	char *log = xcopy_logged(h, lun, seg, &r);
+	assert_int_equal(r.r.status, 2);
+	assert_int_equal(r.r.sense[2] & 0x0F, 0x0A);
+	assert_int_equal(r.r.sense[12], 0x0D);
+	assert_int_equal(r.r.sense[13], 0x02);
+	uint32_t csi = (uint32_t)r.r.sense[8] << 24 | (uint32_t)r.r.sense[9] << 16 |
+		       (uint32_t)r.r.sense[10] << 8 | r.r.sense[11];
+	assert_int_equal(csi, segment);
+	simhost_result_free(&r);
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "vaaid[warn] %s ", receiver);
+	assert_non_null(strstr(log, prefix));
+	assert_non_null(strstr(log, line));
+	free(log);
+}
+
+static void test_xcopy_range_logged(void **state)
+{
+	(void)state;
+	/* the daemon's default level is info (src/daemon/config.c); warn is the least
+	 * verbose level that still shows warnings: the line must be there already */
+	vlog_set_level(VLOG_WARN);
+	char path[512];
+	struct vpool_params prm = {0};
+	struct simhost *h = test_pool_create("xcopy_log", 64u << 20, &prm, path, sizeof(path));
+	assert_int_equal(simhost_volume_create(h, "a", (uint64_t)VOL_BLOCKS * BS, BS), 0);
+	assert_int_equal(simhost_volume_create(h, "b", (uint64_t)VOL_BLOCKS * BS, BS), 0);
+	assert_int_equal(simhost_attach(h, "a", 0), 0);
+	assert_int_equal(simhost_attach(h, "b", 1), 0);
+
+	/* received on b: segment 0 fine, segment 1's destination runs 2048 blocks past b's end */
+	struct sb_segment seg[2] = {
+		{.src = 0, .dst = 1, .nblocks = 8, .src_lba = 0, .dst_lba = 0},
+		{.src = 0, .dst = 1, .nblocks = 4096, .src_lba = 0, .dst_lba = VOL_BLOCKS - 2048},
+	};
+	expect_logged(h, 1, seg, 1, "b",
+		      "EXTENDED COPY segment 1: destination LBA 129024 + 4096 blocks "
+		      "runs past the end of LUN b (131072 blocks of 512 bytes)");
+
+	/* received on a: segment 0's source starts at a's capacity */
+	seg[0] = (struct sb_segment){.src = 0, .dst = 1, .nblocks = 1, .src_lba = VOL_BLOCKS};
+	expect_logged(h, 0, seg, 0, "a",
+		      "EXTENDED COPY segment 0: source LBA 131072 + 1 blocks "
+		      "runs past the end of LUN a (131072 blocks of 512 bytes)");
+
+	/* a copy within range logs nothing */
+	seg[0] = (struct sb_segment){.src = 0, .dst = 1, .nblocks = 8, .src_lba = 0, .dst_lba = 16};
+	seg[1] = (struct sb_segment){.src = 1, .dst = 0, .nblocks = 8, .src_lba = 16, .dst_lba = 32};
+	struct simhost_result r;
+	char *log = xcopy_logged(h, 0, seg, &r);
+	assert_int_equal(r.r.status, 0);
+	simhost_result_free(&r);
+	assert_string_equal(log, "");
+	free(log);
+
+	assert_int_equal(simhost_close(h), 0);
+	simhost_remove_pool(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xcopy_range_logged),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -11,6 +11,7 @@
 #ifndef VAAID_LUN_POLICY_H
 #define VAAID_LUN_POLICY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vaaid/covisible.h"
@@ -28,6 +29,9 @@ struct vd_backstore {
 	const char *label;            /* for log lines */
 	struct tcmu_lio_attrs attrs;  /* hw_block_size, hw_max_sectors, size, write cache */
 };
+
+/* The backstore as configfs names it in links and co-visibility facts: "user_<hba>/<dev>". */
+void vd_backstore_so(const struct vd_backstore *bs, char *buf, size_t len);
 
 /*
  * The volume of bs in pool (bs->pool): 512- or 4096-byte blocks that are the

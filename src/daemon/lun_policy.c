@@ -18,6 +18,11 @@
 #include "vaaid/lun_policy.h"
 #include "vaaid/util.h"
 
+void vd_backstore_so(const struct vd_backstore *bs, char *buf, size_t len)
+{
+	snprintf(buf, len, "user_%s/%s", bs->hba, bs->dev);
+}
+
 int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struct vvol **out)
 {
 	const struct tcmu_lio_attrs *la = &bs->attrs;
@@ -118,10 +123,13 @@ struct scsi_lun *vd_xcopy_peer(const struct vd_xcopy_policy *pol, struct scsi_lu
 		return peer;
 	if (pol->scope == VD_XCOPY_COVISIBLE) {
 		char a[512], b[512];
-		snprintf(a, sizeof(a), "user_%s/%s", self_bs->hba, self_bs->dev);
-		snprintf(b, sizeof(b), "user_%s/%s", peer_bs->hba, peer_bs->dev);
-		int cv = pol->views ? vd_views_covisible(pol->views, a, b)
-				    : vd_covisible(pol->configfs_root, a, b);
+		vd_backstore_so(self_bs, a, sizeof(a));
+		vd_backstore_so(peer_bs, b, sizeof(b));
+		int cv = 0;
+		if (pol->views)
+			cv = vd_views_covisible(pol->views, a, b);
+		else if (pol->configfs_root)
+			cv = vd_covisible(pol->configfs_root, a, b);
 		if (cv == 1)
 			return peer;
 		vlog_warn(self_bs->label, "EXTENDED COPY naming %s refused: not exported everywhere "

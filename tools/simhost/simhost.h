@@ -66,11 +66,18 @@ int simhost_detach(struct simhost *h, int lun);
  */
 int simhost_volume_delete(struct simhost *h, const char *name);
 /*
- * Visibility group of a LUN (default 0; kept across reopen): EXTENDED COPY
- * reaches only LUNs of the receiving LUN's group (the simulated co-visibility
- * rule). May be set before or after attach.
+ * Visibility group of a LUN (default 0; kept across reopen): the simulated
+ * LIO exports each group's LUNs through one TPG of their own, so EXTENDED COPY
+ * (xcopy_scope covisible) reaches only LUNs of the receiving LUN's group, by
+ * the daemon's co-visibility rule. May be set before or after attach.
  */
 int simhost_set_visibility(struct simhost *h, int lun, int group);
+/*
+ * Which LUNs an EXTENDED COPY may name, as the daemon's xcopy_scope (VD_XCOPY_*
+ * in vaaid/lun_policy.h; default covisible, where the visibility groups are
+ * the co-visibility facts). Kept across reopen. -EINVAL for another value.
+ */
+int simhost_set_xcopy_scope(struct simhost *h, int scope);
 /* The NAA designator (VPD 83h) of an attached LUN; -ENODEV if not attached. */
 int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
 

@@ -752,7 +752,7 @@ static int caw_next(void *ctx, struct vcmd *c)
 	struct caw_ctx *w = ctx;
 	uint64_t lba;
 	do
-		lba = bench_rand(&w->rs) % w->nblk;
+		lba = vrng_next(&w->rs) % w->nblk;
 	while (w->busy[lba]);
 	w->busy[lba] = 1;
 	/* COMPARE AND WRITE (SBC-4 5.3): LBA bytes 2-9, NUMBER OF LOGICAL BLOCKS byte 13; the
@@ -836,12 +836,12 @@ static int caw_verify(struct simhost *h, int lun, struct caw_ctx *w, uint64_t *b
 	v.lbas = malloc(2048 * sizeof(*v.lbas));
 	if (!v.lbas)
 		return -ENOMEM;
-	uint64_t start = bench_rand(&w->rs) % w->nblk;
+	uint64_t start = vrng_next(&w->rs) % w->nblk;
 	for (uint64_t i = 0; i < w->nblk && v.n < 1024; i++)
 		if (w->ver[(start + i) % w->nblk])
 			v.lbas[v.n++] = (start + i) % w->nblk;
 	while (v.n < 2048)
-		v.lbas[v.n++] = bench_rand(&w->rs) % w->nblk;
+		v.lbas[v.n++] = vrng_next(&w->rs) % w->nblk;
 	struct flow f = {.lun = lun, .qd = 32, .next = verify_next, .done = verify_done, .ctx = &v};
 	int rc = flow_run(h, &f);
 	free(v.lbas);

@@ -148,66 +148,29 @@ static bool link_tpg_lun(const char *path, unsigned *m)
 	return last && sscanf(last + 1, "lun_%u", m) == 1;
 }
 
-/* View `view` = TPG tpg: every backstore its lun/lun_M directories link to. */
-static int read_tpg_luns(struct vd_views *v, const char *tpg, unsigned view)
+/*
+ * For every entry of every dir/lun_N directory (N a number): fn(arg, N, its
+ * path). Stops at fn's first error and returns it.
+ */
+static int each_lun_entry(const char *dir, int (*fn)(void *arg, unsigned n, const char *path),
+			  void *arg)
 {
-	char dir[PATH_MAX];
-	if (!join(dir, sizeof(dir), tpg, "lun"))
-		return 0;
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
 	struct dirent *e, *l;
-	unsigned m;
-	int rc = 0;
-	char ld[PATH_MAX], p[PATH_MAX], so[PATH_MAX];
-	while (!rc && (e = readdir(d))) {
-		if (sscanf(e->d_name, "lun_%u", &m) != 1 || !join(ld, sizeof(ld), dir, e->d_name))
-			continue;
-		DIR *lun = opendir(ld);
-		if (!lun)
-			continue;
-		while (!rc && (l = readdir(lun))) {
-			if (l->d_name[0] == '.' || !join(p, sizeof(p), ld, l->d_name))
-				continue;
-			if (link_backstore(p, so, sizeof(so)))
-				rc = add(v, view, m, so);
-		}
-		closedir(lun);
-	}
-	closedir(d);
-	return rc;
-}
-
-/* ACL directory acl of the TPG seen as view tpg_view: a new view of the backstores
- * behind the TPG LUNs its lun_K directories map. */
-static int read_acl(struct vd_views *v, const char *acl, unsigned tpg_view)
-{
-	DIR *d = opendir(acl);
-	if (!d)
-		return 0;
-	unsigned view = v->next_view++, m;
-	struct dirent *e, *l;
+	unsigned n;
 	int rc = 0;
 	char ld[PATH_MAX], p[PATH_MAX];
 	while (!rc && (e = readdir(d))) {
-		if (strncmp(e->d_name, "lun_", 4) || !join(ld, sizeof(ld), acl, e->d_name))
+		if (sscanf(e->d_name, "lun_%u", &n) != 1 || !join(ld, sizeof(ld), dir, e->d_name))
 			continue;
 		DIR *lun = opendir(ld);
 		if (!lun)
 			continue;
 		while (!rc && (l = readdir(lun))) {
-			if (l->d_name[0] == '.' || !join(p, sizeof(p), ld, l->d_name))
-				continue;
-			if (!link_tpg_lun(p, &m))
-				continue;
-			for (size_t i = 0; !rc && i < v->n; i++) {
-				if (v->e[i].view != tpg_view || v->e[i].lun != m)
-					continue;
-				char *so = strdup(v->e[i].so); /* add() may move the array */
-				rc = so ? add(v, view, NO_LUN, so) : -ENOMEM;
-				free(so);
-			}
+			if (l->d_name[0] != '.' && join(p, sizeof(p), ld, l->d_name))
+				rc = fn(arg, n, p);
 		}
 		closedir(lun);
 	}
@@ -215,21 +178,58 @@ static int read_acl(struct vd_views *v, const char *acl, unsigned tpg_view)
 	return rc;
 }
 
+struct walk {
+	struct vd_views *v;
+	unsigned view, tpg_view;
+};
+
+/* In a TPG's lun/lun_M: a symlink to the backstore the TPG exports as LUN M. */
+static int tpg_lun_entry(void *arg, unsigned m, const char *path)
+{
+	struct walk *w = arg;
+	char so[PATH_MAX];
+	return link_backstore(path, so, sizeof(so)) ? add(w->v, w->view, m, so) : 0;
+}
+
+/* In an ACL's lun_K: a symlink to the TPG LUN lun_M mapped to the initiator as K. */
+static int acl_lun_entry(void *arg, unsigned k, const char *path)
+{
+	struct walk *w = arg;
+	struct vd_views *v = w->v;
+	unsigned m;
+	(void)k;
+	if (!link_tpg_lun(path, &m))
+		return 0;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < v->n; i++) {
+		if (v->e[i].view != w->tpg_view || v->e[i].lun != m)
+			continue;
+		char *so = strdup(v->e[i].so); /* add() may move the array */
+		rc = so ? add(v, w->view, NO_LUN, so) : -ENOMEM;
+		free(so);
+	}
+	return rc;
+}
+
+/* A TPG is a view of the backstores it exports; each of its ACLs is a view of
+ * the backstores behind the TPG LUNs mapped to that initiator. */
 static int read_tpg(struct vd_views *v, const char *tpg)
 {
-	unsigned view = v->next_view++;
-	int rc = read_tpg_luns(v, tpg, view);
+	struct walk w = {.v = v, .view = v->next_view++};
 	char dir[PATH_MAX], ad[PATH_MAX];
+	int rc = join(dir, sizeof(dir), tpg, "lun") ? each_lun_entry(dir, tpg_lun_entry, &w) : 0;
 	if (rc < 0 || !join(dir, sizeof(dir), tpg, "acls"))
 		return rc;
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
 	struct dirent *e;
+	w.tpg_view = w.view;
 	while (!rc && (e = readdir(d))) {
 		if (e->d_name[0] == '.' || !join(ad, sizeof(ad), dir, e->d_name))
 			continue;
-		rc = read_acl(v, ad, view);
+		w.view = v->next_view++;
+		rc = each_lun_entry(ad, acl_lun_entry, &w);
 	}
 	closedir(d);
 	return rc;

@@ -10,6 +10,11 @@
  * operations (create, open, attach, reopen, crash, stats) stop the engine
  * thread, act from the caller's thread (then the only user of the reactor),
  * and start it again.
+ *
+ * LUNs come up, and EXTENDED COPY peers are decided, by the daemon's own code
+ * (include/vaaid/lun_policy.h), fed what configfs would say: a backstore
+ * core/user_sim/lun<N> per LUN (the volume's block size and size), and each
+ * visibility group exported by a TPG of its own.
  */
 #ifndef VAAID_SIMHOST_H
 #define VAAID_SIMHOST_H

@@ -89,6 +89,7 @@
 
 #include "scsi_build.h"
 #include "simhost.h"
+#include "vaaid/rng.h"
 #include "vaaid/util.h"
 
 #define NVOL 5
@@ -196,13 +197,7 @@ static void fail(struct suite *s, const char *fmt, ...)
 	exit(1);
 }
 
-static uint64_t rnd(struct suite *s)
-{
-	uint64_t z = (s->rng += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
+static uint64_t rnd(struct suite *s) { return vrng_next(&s->rng); }
 static uint64_t rnd_below(struct suite *s, uint64_t n) { return n ? rnd(s) % n : 0; }
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "simhost_test_env.h"
+#include "vaaid/rng.h"
 #include "vaaid/scsi.h"
 
 #define BS 512u
@@ -37,13 +38,7 @@
 static uint8_t model[NBLK * BS];
 static uint64_t rng = 12345;
 
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return vrng_next(&rng); }
 
 /* Run one command; returns its status, copies data-in into in (if any). */
 static int run(struct simhost *h, const uint8_t *cdb, size_t cdb_len, const void *out,

@@ -9,7 +9,7 @@
  *   - fully covered, or left without any valid granule: a MAP record to 0
  *     (the physical extent is freed once that record is durable, see alloc.c);
  *   - otherwise: a VALID clear record for the fully covered granules, if any
- *     of them is valid; partly covered granules keep their data;
+ *     of them is valid; partly covered granules are not deallocated (below);
  *   - redirected and not yet hydrated (hydrate.c), partly covered, with
  *     covered granules its source still provides: handled like a shared
  *     extent's partial range below (clearing would bring the source's data

@@ -184,11 +184,12 @@ static void test_cow_out_of_space_changes_nothing(void **state)
  * a's new data. The extent must count as shared until the drop is durable (the write
  * is redirected). The journal is kept busy so that the drop waits for the next commit,
  * and the power fails as soon as a's write is acknowledged; over several seeds the
- * crash drops, applies or tears that commit.
+ * crash drops, applies or tears that commit. unmap: the same for the zeros of a's
+ * UNMAP of one sector (vvol_unmap): they would need a redirect, so the sector keeps
+ * its data (advisory) -- it never reaches the extent b may get back.
  */
-static void test_unshare_not_durable_no_write_in_place(void **state)
+static void unshare_not_durable(bool unmap)
 {
-	(void)state;
 	for (uint64_t seed = 1; seed <= 16; seed++) {
 		struct env e;
 		memset(&e, 0, sizeof(e));
@@ -211,18 +212,38 @@ static void test_unshare_not_durable_no_write_in_place(void **state)
 		uint8_t *buf = vblk_alloc_buf(4096);
 		memset(buf, 0x22, 4096);
 		struct iovec iov = {.iov_base = buf, .iov_len = 4096};
-		assert_int_equal(vvol_write(a, 0, 4096, &iov, 1, done_cb, &wa), 0);
+		if (unmap)
+			assert_int_equal(vvol_unmap(a, 512, 512, done_cb, &wa), 0);
+		else
+			assert_int_equal(vvol_write(a, 0, 4096, &iov, 1, done_cb, &wa), 0);
 		assert_int_equal(run(&e, &wa), 0);
 		free(buf);
 		crash_and_recover(&e);
 		a = vpool_volume_find(e.p, "a");
 		b = vpool_volume_find(e.p, "b");
-		assert_true(reads(&e, a, 0, 4096, 0x22));
-		assert_true(reads(&e, a, 4096, EXT - 4096, 0x11));
+		if (unmap) {
+			assert_true(reads(&e, a, 0, 512, 0x11));
+			assert_true(reads(&e, a, 1024, EXT - 1024, 0x11));
+		} else {
+			assert_true(reads(&e, a, 0, 4096, 0x22));
+			assert_true(reads(&e, a, 4096, EXT - 4096, 0x11));
+		}
 		/* b: its copy (the drop was lost) or zeros (it was durable), never a's write */
 		assert_true(reads(&e, b, 0, EXT, 0x11) || reads(&e, b, 0, EXT, 0));
 		env_close(&e);
 	}
+}
+
+static void test_unshare_not_durable_no_write_in_place(void **state)
+{
+	(void)state;
+	unshare_not_durable(false);
+}
+
+static void test_unmap_unshare_not_durable_no_zeros_in_place(void **state)
+{
+	(void)state;
+	unshare_not_durable(true);
 }
 
 static int vunmap(struct env *e, struct vvol *v, uint64_t off, uint64_t len)
@@ -299,44 +320,6 @@ static void test_unmap_partial_shared_and_redirected(void **state)
 	assert_true(lba_mapped(c, 512));
 	assert_int_equal(vpool_verify(e.p, NULL), 0);
 	env_close(&e);
-}
-
-/*
- * As test_unshare_not_durable_no_write_in_place, for UNMAP's zeros: b's reference goes in
- * a commit not durable yet when a's UNMAP of one sector arrives. Written in place, the
- * zeros would land in the extent a power loss gives back to b. The extent still counts as
- * shared: the sector keeps its data (advisory). b must read its copy whole or zeros.
- */
-static void test_unmap_unshare_not_durable_no_zeros_in_place(void **state)
-{
-	(void)state;
-	for (uint64_t seed = 1; seed <= 16; seed++) {
-		struct env e;
-		memset(&e, 0, sizeof(e));
-		assert_int_equal(vreactor_create(64, &e.r), 0);
-		assert_int_equal(vblk_crashsim_create_mem(e.r, 16 * MIB, seed, &e.dev), 0);
-		struct vpool_params prm = {.size = 16 * MIB, .extent_size = EXT};
-		assert_int_equal(vpool_format(e.dev, &prm), 0);
-		assert_int_equal(vpool_open(e.dev, &e.p), 0);
-		struct vvol *a, *b, *c;
-		assert_int_equal(vpool_volume_create(e.p, "a", 1 * MIB, 512, &a), 0);
-		assert_int_equal(vpool_volume_create(e.p, "b", 1 * MIB, 512, &b), 0);
-		assert_int_equal(vpool_volume_create(e.p, "c", 1 * MIB, 512, &c), 0);
-		fill(&e, a, 0, EXT, 0x11);
-		fill(&e, c, 0, EXT, 0x33);
-		assert_int_equal(vshare(&e, a, 0, b, 0, EXT), 0);
-		struct wait wc = {0}, wb = {0}, wa = {0};
-		assert_int_equal(vvol_deallocate(c, 0, EXT, done_cb, &wc), 0);
-		assert_int_equal(vvol_deallocate(b, 0, EXT, done_cb, &wb), 0);
-		assert_int_equal(vvol_unmap(a, 512, 512, done_cb, &wa), 0);
-		assert_int_equal(run(&e, &wa), 0);
-		crash_and_recover(&e);
-		a = vpool_volume_find(e.p, "a");
-		b = vpool_volume_find(e.p, "b");
-		assert_true(reads(&e, a, 0, 512, 0x11) && reads(&e, a, 1024, EXT - 1024, 0x11));
-		assert_true(reads(&e, b, 0, EXT, 0x11) || reads(&e, b, 0, EXT, 0));
-		env_close(&e);
-	}
 }
 
 /*

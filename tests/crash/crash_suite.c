@@ -140,8 +140,8 @@ struct inflight {
 	uint8_t kind; /* K_WRITE, K_ZERO, K_CAW, K_COPY */
 	int vol;
 	uint64_t s0, ns; /* sectors the command names */
-	uint64_t a, b;   /* sectors it changes (UNMAP: whole granules only) */
-	bool advisory;   /* UNMAP: a partly covered shared extent stays as it is */
+	uint64_t a, b;   /* sectors it changes (deallocation: whole granules only) */
+	bool advisory;   /* UNMAP, deallocation: a partly covered shared extent stays as it is */
 	bool raced;      /* WRITE: written while a copy in flight read the range */
 	uint64_t e0;     /* first extent of [s0, s0+ns) */
 	uint32_t maybe_mask, sure_mask; /* at submission, per extent from e0 */
@@ -660,11 +660,8 @@ static void submit_zero(struct suite *s)
 	size_t out_len, cdb_len = 16;
 	uint64_t a = s0, b = s0 + ns;
 	if (unmap_cmd) {
-		/* UNMAP changes whole 4 KiB granules only; partial ones keep their data */
-		a = (s0 + GRAN_SECT - 1) / GRAN_SECT * GRAN_SECT;
-		b = (s0 + ns) / GRAN_SECT * GRAN_SECT;
-		if (b < a)
-			b = a;
+		/* UNMAP zeros every sector it names (partly covered granules by writing
+		 * zeros), except in an extent that may be shared (zero_acked: advisory) */
 		cdb[0] = 0x42;
 		cdb[8] = 24;
 		cdb_len = 10;

@@ -7,8 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* CRC-32C (Castagnoli), hardware accelerated where the CPU has SSE4.2. */
+/* CRC-32C (Castagnoli), hardware accelerated where the CPU has SSE4.2. Chains:
+ * vcrc32c(vcrc32c(0, a, n), b, m) is the CRC of a followed by b; vcrc32c(0, "123456789", 9)
+ * is 0xE3069283. */
 uint32_t vcrc32c(uint32_t crc, const void *buf, size_t len);
+/* The two implementations vcrc32c chooses between, same semantics, for tests: the table
+ * path (always available) and the SSE4.2 path, which may be called only when
+ * vcrc32c_hw_available() is 1 (it aborts otherwise). */
+uint32_t vcrc32c_sw(uint32_t crc, const void *buf, size_t len);
+uint32_t vcrc32c_hw(uint32_t crc, const void *buf, size_t len);
+int vcrc32c_hw_available(void);
 
 /* Logging to stderr: "vaaid[LEVEL] dev func: message". */
 enum vlog_level { VLOG_ERR = 0, VLOG_WARN, VLOG_INFO, VLOG_DEBUG };

@@ -17,7 +17,14 @@
 # Run by scripts/test; boots the guest twice (~1 min).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-log=$(mktemp); trap 'rm -f "$log"' EXIT
+log=$(mktemp)
+# However this script ends (even by an unexpected error), a scripts/serve it
+# started does not outlive it: SIGKILL by PID, which takes qemu along.
+on_exit() {
+	[ -z "$pid" ] || { kill -KILL "$pid" 2>/dev/null; reap "at exit" 5 || true; }
+	rm -f "$log"
+}
+trap on_exit EXIT
 pid="" port="" procs="" names="" ctl=""
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -51,9 +58,11 @@ record() {
 			st=$(pstat "$p") || continue
 			st=${st#* }
 			procs="$procs $p:$st"
-			names="$names $p:$(cat "/proc/$p/comm" 2>/dev/null)"
+			# (a process may end at any point here: a short-lived sleep of run's)
+			names="$names $p:$(cat "/proc/$p/comm" 2>/dev/null || true)"
 			case " $names" in *" $p:qemu-system-x86"*)
-				[ -n "$ctl" ] || ctl=$(tr '\0' '\n' <"/proc/$p/cmdline" | sed -n 's/.*path=\(\/tmp\/vaaid-vm\.[^,]*\),mount_tag=vmctl.*/\1/p') ;;
+				[ -n "$ctl" ] || ctl=$( (tr '\0' '\n' <"/proc/$p/cmdline") 2>/dev/null |
+					sed -n 's/.*path=\(\/tmp\/vaaid-vm\.[^,]*\),mount_tag=vmctl.*/\1/p' || true) ;;
 			esac
 			for c in $(ps -e -o pid=,ppid= | awk -v p="$p" '$2 == p {print $1}'); do next="$next $c"; done
 		done
@@ -93,6 +102,7 @@ fail() {
 		for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
+		pid=""
 		reap "after the failure" 5 || true
 	fi
 	exit 1

@@ -1,19 +1,23 @@
 /*
- * Co-visibility of two LIO backstores, read from configfs: the rule that lets
- * EXTENDED COPY name another LUN (docs/xcopy.md, policy xcopy_scope=covisible).
+ * Co-visibility of two LIO backstores: the rule that lets EXTENDED COPY name
+ * another LUN (docs/xcopy.md, policy xcopy_scope=covisible), and the facts it
+ * is decided on, read from configfs.
  *
  * How this works: TCMU does not tell us which initiator sent a command, so we
  * cannot ask "may this initiator read that LUN?". Instead: LUN B may be used
  * by a copy received on LUN A only if everything that exports A also exports
- * B. Walking target/<fabric>/<wwn>/tpgt_N:
+ * B. The facts are views (include/vaaid/covisible.h): each TPG is one, seeing
+ * every backstore it exports, and each ACL of a TPG is one, seeing the
+ * backstores of the TPG LUNs mapped to it. The rule: every view that sees A
+ * sees B, and some view sees A (a backstore exported nowhere is co-visible
+ * with nothing). With generate_node_acls=1 every initiator sees every TPG
+ * LUN, which the TPG's own view covers.
+ *
+ * Reading them, walking target/<fabric>/<wwn>/tpgt_N:
  *   - a TPG exports a backstore when one of its lun/lun_M directories holds a
  *     symlink to core/<hba>/<dev>;
  *   - an ACL acls/<initiator>/lun_K maps TPG LUN lun_M through a symlink.
- * For every TPG that exports A, the TPG must export B, and every ACL of that
- * TPG that maps A's LUN must also map one of B's LUNs. (With
- * generate_node_acls=1 every initiator sees every TPG LUN, which the first
- * condition covers.) A backstore exported nowhere is not co-visible with
- * anything. Symlink targets are compared by their final two path components
+ * Backstores are named by the final two components of the symlink's target
  * ("user_<hba>/<dev>"), which is how LIO names them.
  */
 #include <dirent.h>
@@ -21,6 +25,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -38,185 +43,257 @@ static bool join(char *out, size_t len, const char *a, const char *b)
 	return true;
 }
 
-/* Does the symlink at path point to core/<so>? (so = "user_<hba>/<dev>") */
-static bool link_is(const char *path, const char *so)
+/* ---- the views: (view, backstore) pairs; lun is the TPG LUN number (lun_M) for a
+ * TPG's own entries, NO_LUN for an ACL's */
+
+#define NO_LUN UINT_MAX
+
+struct seen {
+	unsigned view, lun;
+	char *so;
+};
+
+struct vd_views {
+	struct seen *e;
+	size_t n, cap;
+	unsigned next_view; /* vd_views_read: the next view number */
+};
+
+struct vd_views *vd_views_new(void) { return calloc(1, sizeof(struct vd_views)); }
+
+void vd_views_free(struct vd_views *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->n; i++)
+		free(v->e[i].so);
+	free(v->e);
+	free(v);
+}
+
+static int add(struct vd_views *v, unsigned view, unsigned lun, const char *so)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 16;
+		struct seen *e = realloc(v->e, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		v->e = e;
+		v->cap = cap;
+	}
+	char *copy = strdup(so);
+	if (!copy)
+		return -ENOMEM;
+	v->e[v->n++] = (struct seen){.view = view, .lun = lun, .so = copy};
+	return 0;
+}
+
+int vd_views_add(struct vd_views *v, unsigned view, const char *so)
+{
+	return add(v, view, NO_LUN, so);
+}
+
+static bool sees(const struct vd_views *v, unsigned view, const char *so)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->e[i].view == view && !strcmp(v->e[i].so, so))
+			return true;
+	return false;
+}
+
+int vd_views_covisible(const struct vd_views *v, const char *so_a, const char *so_b)
+{
+	bool exported = false;
+	for (size_t i = 0; i < v->n; i++) {
+		if (strcmp(v->e[i].so, so_a))
+			continue;
+		exported = true;
+		if (!sees(v, v->e[i].view, so_b))
+			return 0;
+	}
+	return exported;
+}
+
+/* ---- reading them from configfs */
+
+/* The backstore a symlink at path points to: the target's last two components
+ * ("user_<hba>/<dev>", as core/<hba>/<dev> ends). false when path is no symlink. */
+static bool link_backstore(const char *path, char *so, size_t len)
 {
 	char t[PATH_MAX];
 	ssize_t n = readlink(path, t, sizeof(t) - 1);
 	if (n <= 0)
 		return false;
 	t[n] = 0;
-	size_t l = strlen(so), tl = (size_t)n;
-	return tl >= l && !strcmp(t + tl - l, so) && (tl == l || t[tl - l - 1] == '/');
+	char *last = strrchr(t, '/'), *start = t;
+	if (last) {
+		*last = 0;
+		char *prev = strrchr(t, '/');
+		*last = '/';
+		start = prev ? prev + 1 : t;
+	}
+	snprintf(so, len, "%s", start);
+	return true;
 }
 
-/* First symlink inside dir pointing to so: 1 / 0. */
-static int dir_links_to(const char *dir, const char *so)
+/* The TPG LUN number M of a symlink to .../lun/lun_M (an ACL's mapped LUN). */
+static bool link_tpg_lun(const char *path, unsigned *m)
+{
+	char t[PATH_MAX];
+	ssize_t n = readlink(path, t, sizeof(t) - 1);
+	if (n <= 0)
+		return false;
+	t[n] = 0;
+	const char *last = strrchr(t, '/');
+	return last && sscanf(last + 1, "lun_%u", m) == 1;
+}
+
+/*
+ * For every entry of every dir/lun_N directory (N a number): fn(arg, N, its
+ * path). Stops at fn's first error and returns it.
+ */
+static int each_lun_entry(const char *dir, int (*fn)(void *arg, unsigned n, const char *path),
+			  void *arg)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
-	struct dirent *e;
-	int found = 0;
-	char p[PATH_MAX];
-	while (!found && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+	struct dirent *e, *l;
+	unsigned n;
+	int rc = 0;
+	char ld[PATH_MAX], p[PATH_MAX];
+	while (!rc && (e = readdir(d))) {
+		if (sscanf(e->d_name, "lun_%u", &n) != 1 || !join(ld, sizeof(ld), dir, e->d_name))
 			continue;
-		if (!join(p, sizeof(p), dir, e->d_name))
+		DIR *lun = opendir(ld);
+		if (!lun)
 			continue;
-		found = link_is(p, so);
+		while (!rc && (l = readdir(lun))) {
+			if (l->d_name[0] != '.' && join(p, sizeof(p), ld, l->d_name))
+				rc = fn(arg, n, p);
+		}
+		closedir(lun);
 	}
 	closedir(d);
-	return found;
+	return rc;
 }
 
-/* Names of the TPG LUNs (lun_M) exporting so, as a bitmap over M < 1024. */
-struct lunset {
-	unsigned char bits[128];
-	bool any;
+struct walk {
+	struct vd_views *v;
+	unsigned view, tpg_view;
 };
 
-static void tpg_luns(const char *tpg, const char *so, struct lunset *out)
+/* In a TPG's lun/lun_M: a symlink to the backstore the TPG exports as LUN M. */
+static int tpg_lun_entry(void *arg, unsigned m, const char *path)
 {
-	memset(out, 0, sizeof(*out));
-	char dir[PATH_MAX];
-	if (!join(dir, sizeof(dir), tpg, "lun"))
-		return;
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
+	struct walk *w = arg;
+	char so[PATH_MAX];
+	return link_backstore(path, so, sizeof(so)) ? add(w->v, w->view, m, so) : 0;
+}
+
+/* In an ACL's lun_K: a symlink to the TPG LUN lun_M mapped to the initiator as K. */
+static int acl_lun_entry(void *arg, unsigned k, const char *path)
+{
+	struct walk *w = arg;
+	struct vd_views *v = w->v;
 	unsigned m;
-	char p[PATH_MAX];
-	while ((e = readdir(d))) {
-		if (sscanf(e->d_name, "lun_%u", &m) != 1 || m >= 1024)
+	(void)k;
+	if (!link_tpg_lun(path, &m))
+		return 0;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < v->n; i++) {
+		if (v->e[i].view != w->tpg_view || v->e[i].lun != m)
 			continue;
-		if (!join(p, sizeof(p), dir, e->d_name))
-			continue;
-		if (dir_links_to(p, so)) {
-			out->bits[m / 8] |= (unsigned char)(1u << (m % 8));
-			out->any = true;
-		}
+		char *so = strdup(v->e[i].so); /* add() may move the array */
+		rc = so ? add(v, w->view, NO_LUN, so) : -ENOMEM;
+		free(so);
 	}
-	closedir(d);
+	return rc;
 }
 
-static bool in_set(const struct lunset *s, unsigned m)
+/* A TPG is a view of the backstores it exports; each of its ACLs is a view of
+ * the backstores behind the TPG LUNs mapped to that initiator. */
+static int read_tpg(struct vd_views *v, const char *tpg)
 {
-	return m < 1024 && (s->bits[m / 8] >> (m % 8)) & 1;
-}
-
-/* Does ACL lun_K directory map a TPG LUN in set s? */
-static bool acl_lun_maps(const char *acl_lun_dir, const struct lunset *s)
-{
-	DIR *d = opendir(acl_lun_dir);
-	if (!d)
-		return false;
-	struct dirent *e;
-	bool hit = false;
-	char p[PATH_MAX], t[PATH_MAX];
-	while (!hit && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (!join(p, sizeof(p), acl_lun_dir, e->d_name))
-			continue;
-		ssize_t n = readlink(p, t, sizeof(t) - 1);
-		if (n <= 0)
-			continue;
-		t[n] = 0;
-		const char *last = strrchr(t, '/');
-		unsigned m;
-		if (last && sscanf(last + 1, "lun_%u", &m) == 1)
-			hit = in_set(s, m);
-	}
-	closedir(d);
-	return hit;
-}
-
-/* Every ACL of the TPG mapping one of A's LUNs also maps one of B's. */
-static bool acls_ok(const char *tpg, const struct lunset *a, const struct lunset *b)
-{
-	char dir[PATH_MAX];
-	if (!join(dir, sizeof(dir), tpg, "acls"))
-		return true;
+	struct walk w = {.v = v, .view = v->next_view++};
+	char dir[PATH_MAX], ad[PATH_MAX];
+	int rc = join(dir, sizeof(dir), tpg, "lun") ? each_lun_entry(dir, tpg_lun_entry, &w) : 0;
+	if (rc < 0 || !join(dir, sizeof(dir), tpg, "acls"))
+		return rc;
 	DIR *d = opendir(dir);
 	if (!d)
-		return true;
+		return 0;
 	struct dirent *e;
-	bool ok = true;
-	char ad[PATH_MAX], ld[PATH_MAX];
-	while (ok && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+	w.tpg_view = w.view;
+	while (!rc && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !join(ad, sizeof(ad), dir, e->d_name))
 			continue;
-		if (!join(ad, sizeof(ad), dir, e->d_name))
-			continue;
-		DIR *ld_dir = opendir(ad);
-		if (!ld_dir)
-			continue;
-		bool maps_a = false, maps_b = false;
-		struct dirent *le;
-		while ((le = readdir(ld_dir))) {
-			if (strncmp(le->d_name, "lun_", 4))
-				continue;
-			if (!join(ld, sizeof(ld), ad, le->d_name))
-				continue;
-			maps_a = maps_a || acl_lun_maps(ld, a);
-			maps_b = maps_b || acl_lun_maps(ld, b);
-		}
-		closedir(ld_dir);
-		if (maps_a && !maps_b)
-			ok = false;
+		w.view = v->next_view++;
+		rc = each_lun_entry(ad, acl_lun_entry, &w);
 	}
 	closedir(d);
-	return ok;
+	return rc;
 }
 
-int vd_covisible(const char *configfs_root, const char *so_a, const char *so_b)
+/* Every target/<fabric>/<wwn>/tpgt_N under root (fabric "core" is the backstores). */
+static int read_fabrics(struct vd_views *v, const char *root)
 {
-	char root[PATH_MAX];
-	if (!join(root, sizeof(root), configfs_root, "target"))
-		return -ENAMETOOLONG;
 	DIR *fabrics = opendir(root);
 	if (!fabrics)
 		return -errno;
-	bool exported = false, ok = true;
-	struct dirent *f;
+	int rc = 0;
+	struct dirent *f, *w, *t;
 	char fd[PATH_MAX], wd[PATH_MAX], td[PATH_MAX];
-	while (ok && (f = readdir(fabrics))) {
-		if (f->d_name[0] == '.' || !strcmp(f->d_name, "core"))
-			continue;
-		if (!join(fd, sizeof(fd), root, f->d_name))
+	while (!rc && (f = readdir(fabrics))) {
+		if (f->d_name[0] == '.' || !strcmp(f->d_name, "core") ||
+		    !join(fd, sizeof(fd), root, f->d_name))
 			continue;
 		DIR *wwns = opendir(fd);
 		if (!wwns)
 			continue;
-		struct dirent *w;
-		while (ok && (w = readdir(wwns))) {
-			if (w->d_name[0] == '.')
-				continue;
-			if (!join(wd, sizeof(wd), fd, w->d_name))
+		while (!rc && (w = readdir(wwns))) {
+			if (w->d_name[0] == '.' || !join(wd, sizeof(wd), fd, w->d_name))
 				continue;
 			DIR *tpgs = opendir(wd);
 			if (!tpgs)
 				continue;
-			struct dirent *t;
-			while (ok && (t = readdir(tpgs))) {
-				if (strncmp(t->d_name, "tpgt_", 5))
+			while (!rc && (t = readdir(tpgs))) {
+				if (strncmp(t->d_name, "tpgt_", 5) || !join(td, sizeof(td), wd, t->d_name))
 					continue;
-				if (!join(td, sizeof(td), wd, t->d_name))
-					continue;
-				struct lunset a, b;
-				tpg_luns(td, so_a, &a);
-				if (!a.any)
-					continue;
-				exported = true;
-				tpg_luns(td, so_b, &b);
-				ok = b.any && acls_ok(td, &a, &b);
+				rc = read_tpg(v, td);
 			}
 			closedir(tpgs);
 		}
 		closedir(wwns);
 	}
 	closedir(fabrics);
-	return exported && ok;
+	return rc;
+}
+
+int vd_views_read(const char *configfs_root, struct vd_views **out)
+{
+	char root[PATH_MAX];
+	if (!join(root, sizeof(root), configfs_root, "target"))
+		return -ENAMETOOLONG;
+	struct vd_views *v = vd_views_new();
+	if (!v)
+		return -ENOMEM;
+	int rc = read_fabrics(v, root);
+	if (rc < 0) {
+		vd_views_free(v);
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
+
+int vd_covisible(const char *configfs_root, const char *so_a, const char *so_b)
+{
+	struct vd_views *v;
+	int rc = vd_views_read(configfs_root, &v);
+	if (rc < 0)
+		return rc;
+	rc = vd_views_covisible(v, so_a, so_b);
+	vd_views_free(v);
+	return rc;
 }

@@ -49,6 +49,7 @@
 #include <liburing.h>
 
 #include "vaaid/io.h"
+#include "vaaid/rng.h"
 
 #define CS_BLOCK 4096u
 
@@ -96,16 +97,6 @@ struct csdev {
 static const struct vblk_ops cs_ops;
 
 static struct csdev *to_cs(struct vblk *b) { return (struct csdev *)b; }
-
-/* ------------------------------------------------------------------- PRNG */
-
-static uint64_t cs_rand(struct csdev *d)
-{
-	uint64_t z = (d->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* --------------------------------------------------------- pending writes */
 
@@ -179,7 +170,7 @@ static void flush_durable(struct csdev *d, uint64_t flush_clock)
 
 static void crash_one(struct csdev *d, const struct pwrite *pw)
 {
-	uint64_t how = cs_rand(d) % 3;
+	uint64_t how = vrng_next(&d->rng) % 3;
 	if (how == 0)
 		return; /* dropped */
 	if (how == 1) {
@@ -187,7 +178,7 @@ static void crash_one(struct csdev *d, const struct pwrite *pw)
 		return;
 	}
 	for (size_t s = 0; s < pw->len; s += VBLK_SECTOR) /* torn */
-		if (cs_rand(d) & 1)
+		if (vrng_next(&d->rng) & 1)
 			memcpy(d->durable + pw->off + s, pw->data + s, VBLK_SECTOR);
 }
 
@@ -206,7 +197,7 @@ static void crash_pending(struct csdev *d)
 	for (struct pwrite *pw = d->p_head; pw; pw = pw->next)
 		v[i++] = pw;
 	for (i = n; i > 1; i--) {
-		size_t j = cs_rand(d) % i;
+		size_t j = vrng_next(&d->rng) % i;
 		struct pwrite *t = v[i - 1];
 		v[i - 1] = v[j];
 		v[j] = t;

@@ -89,6 +89,7 @@
 
 #include "scsi_build.h"
 #include "simhost.h"
+#include "vaaid/rng.h"
 #include "vaaid/util.h"
 
 #define NVOL 5
@@ -139,8 +140,8 @@ struct inflight {
 	uint8_t kind; /* K_WRITE, K_ZERO, K_CAW, K_COPY */
 	int vol;
 	uint64_t s0, ns; /* sectors the command names */
-	uint64_t a, b;   /* sectors it changes (UNMAP: whole granules only) */
-	bool advisory;   /* UNMAP: a partly covered shared extent stays as it is */
+	uint64_t a, b;   /* sectors it changes (deallocation: whole granules only) */
+	bool advisory;   /* UNMAP, deallocation: a partly covered shared extent stays as it is */
 	bool raced;      /* WRITE: written while a copy in flight read the range */
 	uint64_t e0;     /* first extent of [s0, s0+ns) */
 	uint32_t maybe_mask, sure_mask; /* at submission, per extent from e0 */
@@ -196,13 +197,7 @@ static void fail(struct suite *s, const char *fmt, ...)
 	exit(1);
 }
 
-static uint64_t rnd(struct suite *s)
-{
-	uint64_t z = (s->rng += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
+static uint64_t rnd(struct suite *s) { return vrng_next(&s->rng); }
 static uint64_t rnd_below(struct suite *s, uint64_t n) { return n ? rnd(s) % n : 0; }
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
@@ -665,11 +660,8 @@ static void submit_zero(struct suite *s)
 	size_t out_len, cdb_len = 16;
 	uint64_t a = s0, b = s0 + ns;
 	if (unmap_cmd) {
-		/* UNMAP changes whole 4 KiB granules only; partial ones keep their data */
-		a = (s0 + GRAN_SECT - 1) / GRAN_SECT * GRAN_SECT;
-		b = (s0 + ns) / GRAN_SECT * GRAN_SECT;
-		if (b < a)
-			b = a;
+		/* UNMAP zeros every sector it names (partly covered granules by writing
+		 * zeros), except in an extent that may be shared (zero_acked: advisory) */
 		cdb[0] = 0x42;
 		cdb[8] = 24;
 		cdb_len = 10;

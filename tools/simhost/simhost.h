@@ -10,6 +10,11 @@
  * operations (create, open, attach, reopen, crash, stats) stop the engine
  * thread, act from the caller's thread (then the only user of the reactor),
  * and start it again.
+ *
+ * LUNs come up, and EXTENDED COPY peers are decided, by the daemon's own code
+ * (include/vaaid/lun_policy.h), fed what configfs would say: a backstore
+ * core/user_sim/lun<N> per LUN (the volume's block size and size), and each
+ * visibility group exported by a TPG of its own.
  */
 #ifndef VAAID_SIMHOST_H
 #define VAAID_SIMHOST_H
@@ -66,11 +71,18 @@ int simhost_detach(struct simhost *h, int lun);
  */
 int simhost_volume_delete(struct simhost *h, const char *name);
 /*
- * Visibility group of a LUN (default 0; kept across reopen): EXTENDED COPY
- * reaches only LUNs of the receiving LUN's group (the simulated co-visibility
- * rule). May be set before or after attach.
+ * Visibility group of a LUN (default 0; kept across reopen): the simulated
+ * LIO exports each group's LUNs through one TPG of their own, so EXTENDED COPY
+ * (xcopy_scope covisible) reaches only LUNs of the receiving LUN's group, by
+ * the daemon's co-visibility rule. May be set before or after attach.
  */
 int simhost_set_visibility(struct simhost *h, int lun, int group);
+/*
+ * Which LUNs an EXTENDED COPY may name, as the daemon's xcopy_scope (VD_XCOPY_*
+ * in vaaid/lun_policy.h; default covisible, where the visibility groups are
+ * the co-visibility facts). Kept across reopen. -EINVAL for another value.
+ */
+int simhost_set_xcopy_scope(struct simhost *h, int scope);
 /* The NAA designator (VPD 83h) of an attached LUN; -ENODEV if not attached. */
 int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
 

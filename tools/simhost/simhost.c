@@ -53,6 +53,8 @@ struct simhost {
 	enum simhost_io io;
 	uint64_t seed;
 	uint64_t backing_limit; /* crashsim: simulated full file system (0: none) */
+	unsigned crash_faults;  /* crashsim: VBLK_CS_* of both stores (kept across reopen) */
+	struct vblk_crashsim_fault_stats fault_acc; /* of the stores closed so far */
 	struct vpool_open_report last_recovery; /* simhost_crash's pool open */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
 	int xcopy_scope;        /* VD_XCOPY_* (simhost_set_xcopy_scope), as the daemon's xcopy_scope */
@@ -151,8 +153,23 @@ static int open_store(struct simhost *h, const char *path, uint64_t create_size,
 	return rc;
 }
 
+static void add_fault_stats(struct vblk_crashsim_fault_stats *acc, const struct vblk *b)
+{
+	struct vblk_crashsim_fault_stats one;
+	if (!b)
+		return;
+	vblk_crashsim_fault_stats(b, &one);
+	acc->trashed_sectors += one.trashed_sectors;
+	acc->unmapped_dropped += one.unmapped_dropped;
+	acc->lost_allocs += one.lost_allocs;
+	acc->lost_grows += one.lost_grows;
+	acc->injected += one.injected;
+}
+
 static void close_devs(struct simhost *h)
 {
+	add_fault_stats(&h->fault_acc, h->dev);
+	add_fault_stats(&h->fault_acc, h->jdev);
 	vblk_close(h->jdev);
 	h->jdev = NULL;
 	vblk_close(h->dev);
@@ -181,8 +198,10 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 			 rc == -EEXIST ? "already exists" : strerror(-rc));
 		return rc;
 	}
-	if (h->io == SIMHOST_IO_CRASHSIM)
+	if (h->io == SIMHOST_IO_CRASHSIM) {
 		vblk_crashsim_set_alloc_limit(h->dev, h->backing_limit);
+		vblk_crashsim_set_faults(h->dev, h->crash_faults);
+	}
 	char jpath[sizeof(h->path) + 16];
 	rc = vpool_journal_path(h->path, jpath, sizeof(jpath));
 	if (rc < 0) {
@@ -192,8 +211,10 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 	if (create_size ? jsize == 0 : access(jpath, F_OK) != 0)
 		return 0; /* the journal is in the store */
 	rc = open_store(h, jpath, create_size ? jsize : 0, &h->jdev);
-	if (rc == 0 && h->io == SIMHOST_IO_CRASHSIM)
+	if (rc == 0 && h->io == SIMHOST_IO_CRASHSIM) {
+		vblk_crashsim_set_faults(h->jdev, h->crash_faults);
 		rc = vblk_crashsim_link(h->dev, h->jdev);
+	}
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: %s", jpath,
 			 rc == -EEXIST ? "already exists" : strerror(-rc));
@@ -930,6 +951,30 @@ int simhost_backing_limit(struct simhost *h, uint64_t limit)
 	h->backing_limit = limit;
 	vblk_crashsim_set_alloc_limit(h->dev, limit);
 	return engine_start(h);
+}
+
+int simhost_crash_faults(struct simhost *h, unsigned faults)
+{
+	if (h->io != SIMHOST_IO_CRASHSIM)
+		return -EOPNOTSUPP;
+	engine_stop(h);
+	h->crash_faults = faults;
+	vblk_crashsim_set_faults(h->dev, faults);
+	if (h->jdev)
+		vblk_crashsim_set_faults(h->jdev, faults);
+	return engine_start(h);
+}
+
+void simhost_crash_fault_stats(struct simhost *h, struct vblk_crashsim_fault_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (h->io != SIMHOST_IO_CRASHSIM)
+		return;
+	engine_stop(h); /* the counters are the engine thread's */
+	*st = h->fault_acc;
+	add_fault_stats(st, h->dev);
+	add_fault_stats(st, h->jdev);
+	engine_start(h);
 }
 
 int simhost_hydration(struct simhost *h, enum simhost_hyd op, uint64_t *pending,

@@ -129,6 +129,13 @@ int simhost_verify_powered(struct simhost *h, FILE *f);
 /* io=crashsim: fallocate past `limit` bytes of the pool file fails with ENOSPC (a
  * full file system); 0 lifts it. -EOPNOTSUPP for io=uring. */
 int simhost_backing_limit(struct simhost *h, uint64_t limit);
+/* io=crashsim: the fault models of the pool file and its journal file
+ * (vblk_crashsim_set_faults: VBLK_CS_*); kept across simhost_crash and
+ * simhost_reopen, not across simhost_close. -EOPNOTSUPP for io=uring. */
+int simhost_crash_faults(struct simhost *h, unsigned faults);
+/* io=crashsim: the stores' fault counters, summed since the simhost was created or
+ * opened (zeros for io=uring). */
+void simhost_crash_fault_stats(struct simhost *h, struct vblk_crashsim_fault_stats *st);
 /* Soft threshold at pct percent of the pool's capacity (0: none; -EINVAL above 100):
  * LUNs report it (mode page 1Ch/02h) and get UA 38h/07h on each upward crossing. */
 int simhost_set_threshold(struct simhost *h, unsigned pct);

@@ -303,7 +303,7 @@ void vblk_crashsim_set_alloc_limit(struct vblk *b, uint64_t limit);
  * crashes, off by default. VBLK_CS_TRASH: a crash may also leave any sector of
  * an unsynced write as random bytes. VBLK_CS_LOST_ALLOC: an allocate or grow
  * survives a crash only once a flush submitted after it completed (a grow also
- * once a DSYNC write did: ext4 and XFS commit the size with any fdatasync);
+ * once a DSYNC write reaching past the durable size did: POSIX data integrity);
  * unsynced writes into 4 KiB blocks never durably mapped, or past the durable
  * size, are lost, and a lost grow leaves the device at its old size.
  */

@@ -30,8 +30,10 @@
  *     patch_older gave it the newer data). VBLK_CS_LOST_ALLOC makes file-system
  *     metadata volatile too: an allocate (fallocate) and a grow (size change)
  *     are pending until a flush submitted after them completes; a DSYNC write
- *     makes the blocks it covers mapped, and a grow's size (ext4 and XFS
- *     commit the inode's size with any fdatasync, which a DSYNC write is).
+ *     makes the blocks it covers mapped, and a pending grow's size when the write
+ *     reaches past the durable size (POSIX data integrity: the size is then
+ *     needed to read it back; ext4 and XFS commit the size with any fdatasync,
+ *     but the engine must not count on that).
  *     At the crash, pending allocations are lost, the size falls back to the
  *     durable one, and the sectors of pending writes that lie in 4 KiB blocks
  *     never durably mapped (a hole or an unwritten extent reads zeros) or past
@@ -202,9 +204,17 @@ static void meta_free_all(struct csdev *d)
 	}
 }
 
-/* Pending metadata completed before clock (flush: all; DSYNC write: grows only). */
-static void meta_durable(struct csdev *d, uint64_t clock, bool grows_only)
+/* Pending metadata completed before clock. A flush: all of it. A DSYNC write
+ * (need_end != 0): only grows, and only when the write reaches past the durable
+ * size -- the size is then metadata needed to read that data back (POSIX
+ * synchronized I/O data integrity); a DSYNC write inside the old size need not
+ * commit a size change (ext4 and XFS happen to, which the engine must not rely
+ * on: vpool_grow flushes). */
+static void meta_durable(struct csdev *d, uint64_t clock, uint64_t need_end)
 {
+	bool grows_only = need_end != 0;
+	if (grows_only && need_end <= d->dur_size)
+		return;
 	for (struct pmeta **pp = &d->meta; *pp;) {
 		struct pmeta *m = *pp;
 		if (m->done_clock >= clock || (grows_only && !m->grow)) {
@@ -229,7 +239,7 @@ static void make_durable(struct csdev *d, struct pwrite *pw)
 	if (pw->dsync && !pw->meta)
 		d->last_data_off = pw->off + 1;
 	if (pw->dsync)
-		meta_durable(d, pw->done_clock, true); /* fdatasync commits the inode's size */
+		meta_durable(d, pw->done_clock, pw->off + pw->len); /* the size it needs */
 	patch_older(d, pw);
 	pending_unlink(d, pw);
 	free(pw);
@@ -238,7 +248,7 @@ static void make_durable(struct csdev *d, struct pwrite *pw)
 /* Flush: every write whose callback ran before the flush was submitted (and metadata). */
 static void flush_durable(struct csdev *d, uint64_t flush_clock)
 {
-	meta_durable(d, flush_clock, false);
+	meta_durable(d, flush_clock, 0);
 	struct pwrite *pw = d->p_head;
 	while (pw) {
 		struct pwrite *next = pw->next;

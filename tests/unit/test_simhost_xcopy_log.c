@@ -4,8 +4,10 @@
  * tests/sim/xcopy_errors.vsim); the initiator learns nothing more, so the
  * daemon must log the real cause where an admin sees it: a warning (shown at
  * the daemon's default log level, info, and at warn) naming the segment, the
- * side, the LBA range, the LUN and its capacity. Through the real ring and
- * engine (simhost); stderr, where vlog writes, is captured in a file.
+ * side, the LBA range, the LUN and its capacity -- only when the command does
+ * answer that: if an earlier segment fails first (DATA PROTECT, the pool full),
+ * the command answers that failure and the line would lie. Through the real
+ * ring and engine (simhost); stderr, where vlog writes, is captured in a file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,10 +132,71 @@ static void test_xcopy_range_logged(void **state)
 	simhost_remove_pool(path);
 }
 
+/* Write 0x5A to [lba, lba + n) of LUN lun; the SCSI status. */
+static uint8_t write_blocks(struct simhost *h, int lun, uint64_t lba, uint32_t n)
+{
+	uint8_t *buf = malloc((size_t)n * BS);
+	assert_non_null(buf);
+	memset(buf, 0x5A, (size_t)n * BS);
+	uint8_t cdb[16];
+	sb_rw16_cdb(cdb, 0x8A, lba, n);
+	uint64_t tag;
+	struct simhost_result r;
+	assert_int_equal(simhost_submit(h, lun, cdb, sizeof(cdb), buf, (size_t)n * BS, 0, &tag), 0);
+	assert_int_equal(simhost_reap(h, &r, 1, 60000), 1);
+	free(buf);
+	uint8_t st = r.r.status;
+	simhost_result_free(&r);
+	return st;
+}
+
+/* Segment 1 runs past the end of b, but segment 0 fails first when it runs (it copies
+ * data into b, and the pool is full): the command answers DATA PROTECT, SPACE
+ * ALLOCATION FAILED WRITE PROTECT (SBC-4 4.7.3.8), and the "past the end ... the
+ * segments before it are done" line, untrue now, is not logged. */
+static void test_xcopy_range_not_logged_when_earlier_fails(void **state)
+{
+	(void)state;
+	vlog_set_level(VLOG_WARN);
+	char path[512];
+	struct vpool_params prm = {.extent_size = 64u << 10};
+	struct simhost *h = test_pool_create("xcopy_log_full", 4u << 20, &prm, path, sizeof(path));
+	assert_int_equal(simhost_volume_create(h, "a", 1u << 20, BS), 0);
+	assert_int_equal(simhost_volume_create(h, "b", 1u << 20, BS), 0);
+	assert_int_equal(simhost_volume_create(h, "c", 64u << 20, BS), 0);
+	assert_int_equal(simhost_attach(h, "a", 0), 0);
+	assert_int_equal(simhost_attach(h, "b", 1), 0);
+	assert_int_equal(simhost_attach(h, "c", 2), 0);
+	assert_int_equal(write_blocks(h, 0, 0, 128), 0); /* a's extent 0 holds data */
+	/* fill the pool through c, one extent at a time, until a write is refused */
+	uint64_t lba = 0;
+	while (write_blocks(h, 2, lba, 128) == 0) {
+		lba += 128;
+		assert_true(lba < (64u << 20) / BS);
+	}
+	/* segment 0: a LBA 1..8 -> b LBA 0..7, not extent-congruent: copied, needs space */
+	struct sb_segment seg[2] = {
+		{.src = 0, .dst = 1, .nblocks = 8, .src_lba = 1, .dst_lba = 0},
+		{.src = 0, .dst = 1, .nblocks = 16, .src_lba = 0, .dst_lba = 2048 - 8},
+	};
+	struct simhost_result r;
+	char *log = xcopy_logged(h, 0, seg, &r);
+	assert_int_equal(r.r.status, 2);
+	assert_int_equal(r.r.sense[2] & 0x0F, 0x07);
+	assert_int_equal(r.r.sense[12], 0x27);
+	assert_int_equal(r.r.sense[13], 0x07);
+	simhost_result_free(&r);
+	assert_null(strstr(log, "runs past the end"));
+	free(log);
+	assert_int_equal(simhost_close(h), 0);
+	simhost_remove_pool(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xcopy_range_logged),
+		cmocka_unit_test(test_xcopy_range_not_logged_when_earlier_fails),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,9 +228,10 @@ static void xc_abort(struct xcopy *x, uint16_t asc)
 	unsigned seg = x->cur;
 	const struct xc_past_end *pe = &x->past_end;
 	/* The initiator only gets 0Dh/02h: say why where an admin sees it (the daemon's
-	 * default level shows warnings), now that it is what the command answers. */
+	 * default level shows warnings), now that it is what the command answers; at
+	 * most one line per 10 s per LUN (any initiator can send such copies). */
 	if (pe->set)
-		vlog_warn(cmd->lun->name,
+		vlog_warn_limited(&cmd->lun->xcopy_range_log, cmd->lun->name,
 			  "EXTENDED COPY segment %u: %s LBA %" PRIu64 " + %" PRIu64
 			  " blocks runs past the end of LUN %s (%" PRIu64 " blocks of %" PRIu32
 			  " bytes): COPY ABORTED 0Dh/02h; the segments before it are done, "

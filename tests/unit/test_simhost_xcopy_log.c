@@ -68,9 +68,11 @@ static char *xcopy_logged(struct simhost *h, int lun, const struct sb_segment se
 }
 
 /* The copy gets COPY ABORTED 0Dh/02h with segment `segment` in COMMAND-SPECIFIC
- * INFORMATION, and the daemon logs `line` as a warning of the receiving LUN. */
-static void expect_logged(struct simhost *h, int lun, const struct sb_segment seg[2],
-			  uint32_t segment, const char *receiver, const char *line)
+ * INFORMATION, and the daemon logs `line` of the receiving LUN at `level` ("warn",
+ * "debug"), or (level NULL) not at all. */
+static void expect_aborted(struct simhost *h, int lun, const struct sb_segment seg[2],
+			   uint32_t segment, const char *receiver, const char *level,
+			   const char *line)
 {
 	struct simhost_result r;
 	char *log = xcopy_logged(h, lun, seg, &r);
@@ -82,11 +84,24 @@ static void expect_logged(struct simhost *h, int lun, const struct sb_segment se
 		       (uint32_t)r.r.sense[10] << 8 | r.r.sense[11];
 	assert_int_equal(csi, segment);
 	simhost_result_free(&r);
-	char prefix[64];
-	snprintf(prefix, sizeof(prefix), "vaaid[warn] %s ", receiver);
-	assert_non_null(strstr(log, prefix));
-	assert_non_null(strstr(log, line));
+	if (level) {
+		char prefix[64];
+		snprintf(prefix, sizeof(prefix), "vaaid[%s] %s ", level, receiver);
+		assert_non_null(strstr(log, prefix));
+		assert_non_null(strstr(log, line));
+		/* a warning: one line, no second copy of it */
+		if (!strcmp(level, "warn"))
+			assert_int_equal(strchr(log, '\n') - log + 1, (long)strlen(log));
+	} else {
+		assert_null(strstr(log, line));
+	}
 	free(log);
+}
+
+static void expect_logged(struct simhost *h, int lun, const struct sb_segment seg[2],
+			  uint32_t segment, const char *receiver, const char *line)
+{
+	expect_aborted(h, lun, seg, segment, receiver, "warn", line);
 }
 
 static void test_xcopy_range_logged(void **state)
@@ -113,10 +128,22 @@ static void test_xcopy_range_logged(void **state)
 		      "runs past the end of LUN b (131072 blocks of 512 bytes)");
 
 	/* received on a: segment 0's source starts at a's capacity */
+	struct sb_segment seg_b[2] = {seg[0], seg[1]};
 	seg[0] = (struct sb_segment){.src = 0, .dst = 1, .nblocks = 1, .src_lba = VOL_BLOCKS};
 	expect_logged(h, 0, seg, 0, "a",
 		      "EXTENDED COPY segment 0: source LBA 131072 + 1 blocks "
 		      "runs past the end of LUN a (131072 blocks of 512 bytes)");
+
+	/* any initiator can send such copies: within 10 s of the last line, b's next ones
+	 * get the same answer but no warning (one per 10 s per LUN, src/util/log_limit.c);
+	 * at debug level each still shows, as debug */
+	const char *b_line = "EXTENDED COPY segment 1: destination LBA 129024 + 4096 blocks "
+			     "runs past the end of LUN b (131072 blocks of 512 bytes)";
+	expect_aborted(h, 1, seg_b, 1, "b", NULL, b_line);
+	expect_aborted(h, 1, seg_b, 1, "b", NULL, b_line);
+	vlog_set_level(VLOG_DEBUG);
+	expect_aborted(h, 1, seg_b, 1, "b", "debug", b_line);
+	vlog_set_level(VLOG_WARN);
 
 	/* a copy within range logs nothing */
 	seg[0] = (struct sb_segment){.src = 0, .dst = 1, .nblocks = 8, .src_lba = 0, .dst_lba = 16};
@@ -192,11 +219,44 @@ static void test_xcopy_range_not_logged_when_earlier_fails(void **state)
 	simhost_remove_pool(path);
 }
 
+/* A peer refused as not co-visible (xcopy_scope covisible, b in another visibility
+ * group than a): COPY ABORTED 0Dh/02h, COPY TARGET DEVICE NOT REACHABLE (SPC-4
+ * 6.4.1), and a warning of the receiving LUN -- at most one per 10 s per LUN. */
+static void test_xcopy_refusal_rate_limited(void **state)
+{
+	(void)state;
+	vlog_set_level(VLOG_WARN);
+	char path[512];
+	struct vpool_params prm = {0};
+	struct simhost *h = test_pool_create("xcopy_log_cv", 64u << 20, &prm, path, sizeof(path));
+	assert_int_equal(simhost_volume_create(h, "a", (uint64_t)VOL_BLOCKS * BS, BS), 0);
+	assert_int_equal(simhost_volume_create(h, "b", (uint64_t)VOL_BLOCKS * BS, BS), 0);
+	assert_int_equal(simhost_attach(h, "a", 0), 0);
+	assert_int_equal(simhost_attach(h, "b", 1), 0);
+	assert_int_equal(simhost_set_visibility(h, 1, 1), 0);
+	struct sb_segment seg[2] = {
+		{.src = 0, .dst = 1, .nblocks = 8, .src_lba = 0, .dst_lba = 0},
+		{.src = 0, .dst = 1, .nblocks = 8, .src_lba = 8, .dst_lba = 8},
+	};
+	const char *line = "refused: not exported everywhere";
+	expect_aborted(h, 0, seg, 0, "a", "warn", line);
+	for (int i = 0; i < 3; i++)
+		expect_aborted(h, 0, seg, 0, "a", NULL, line);
+	vlog_set_level(VLOG_DEBUG);
+	expect_aborted(h, 0, seg, 0, "a", "debug", line);
+	vlog_set_level(VLOG_WARN);
+	/* the limit is per LUN: b's first refusal (naming a) is a warning */
+	expect_aborted(h, 1, seg, 0, "b", "warn", line);
+	assert_int_equal(simhost_close(h), 0);
+	simhost_remove_pool(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xcopy_range_logged),
 		cmocka_unit_test(test_xcopy_range_not_logged_when_earlier_fails),
+		cmocka_unit_test(test_xcopy_refusal_rate_limited),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

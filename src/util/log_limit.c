@@ -40,17 +40,11 @@ void vlog_write_limited(struct vlog_limit *l, uint64_t now_ns, enum vlog_level l
 {
 	uint64_t held = 0;
 	bool allow = vlog_limit_allow(l, now_ns, &held);
-	enum vlog_level at = allow ? lvl : VLOG_DEBUG;
-	if (at > vlog_get_level())
-		return;
-	char msg[960];
+	char suffix[64] = "";
+	if (allow && held)
+		snprintf(suffix, sizeof(suffix), " (%" PRIu64 " more suppressed since the last)", held);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vlog_vwrite(allow ? lvl : VLOG_DEBUG, dev, func, suffix, fmt, ap);
 	va_end(ap);
-	if (allow && held)
-		vlog_write(at, dev, func, "%s (%" PRIu64 " more suppressed since the last)", msg,
-			   held);
-	else
-		vlog_write(at, dev, func, "%s", msg);
 }

@@ -38,13 +38,24 @@ static void ln(const char *target_rel, const char *link_rel)
 	assert_int_equal(symlink(t, l), 0);
 }
 
-static void tree(void)
+static void remove_root(void)
 {
-	const char *tmp = getenv("VAAID_TEST_TMP");
-	snprintf(root, sizeof(root), "%s/covis.%d", tmp ? tmp : "/tmp", (int)getpid());
 	char cmd[PATH_MAX + 16];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	assert_int_equal(system(cmd), 0);
+}
+
+/* root = $VAAID_TEST_TMP (or /tmp)/<name>.<pid>, nothing there yet. */
+static void fresh_root(const char *name)
+{
+	const char *tmp = getenv("VAAID_TEST_TMP");
+	snprintf(root, sizeof(root), "%s/%s.%d", tmp ? tmp : "/tmp", name, (int)getpid());
+	remove_root();
+}
+
+static void tree(void)
+{
+	fresh_root("covis");
 	mk("target/core/user_1/vol0");
 	mk("target/core/user_1/vol1");
 	mk("target/core/user_1/vol2");
@@ -87,9 +98,7 @@ static void test_covisibility(void **state)
 	assert_int_equal(vd_covisible(root, "user_1/vol0", "user_1/vol3"), 0);
 	/* names are compared whole: vol1 is not vol11 */
 	assert_int_equal(vd_covisible(root, "user_1/vol2", "user_1/vol"), 0);
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	remove_root();
 }
 
 #define BIG_LUNS 64
@@ -105,12 +114,10 @@ static void mkd(const char *fmt, int i, int k)
 
 static void lnk(const char *tfmt, int ti, const char *lfmt, int li, int lk)
 {
-	char t[PATH_MAX], l[PATH_MAX], tr[256], lr[256];
+	char tr[256], lr[256];
 	snprintf(tr, sizeof(tr), tfmt, ti);
 	snprintf(lr, sizeof(lr), lfmt, li, lk);
-	snprintf(t, sizeof(t), "%s/%s", root, tr);
-	snprintf(l, sizeof(l), "%s/%s", root, lr);
-	assert_int_equal(symlink(t, l), 0);
+	ln(tr, lr);
 }
 
 /*
@@ -121,11 +128,7 @@ static void lnk(const char *tfmt, int ti, const char *lfmt, int li, int lk)
  */
 static void big_tree(void)
 {
-	const char *tmp = getenv("VAAID_TEST_TMP");
-	snprintf(root, sizeof(root), "%s/covis_big.%d", tmp ? tmp : "/tmp", (int)getpid());
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	fresh_root("covis_big");
 	mk("target/core/user_1");
 	mk("target/iscsi/iqn.big/tpgt_1/lun");
 	mk("target/iscsi/iqn.big/tpgt_1/acls");
@@ -195,9 +198,7 @@ static void test_covisibility_big(void **state)
 	/* a backstore exported nowhere */
 	assert_int_equal(vd_covisible(root, "user_1/vol99", "user_1/vol0"), 0);
 	assert_int_equal(vd_covisible(root, "user_1/vol0", "user_1/vol99"), 0);
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	remove_root();
 }
 
 int main(void)

@@ -22,6 +22,7 @@
 
 #include "scsi_build.h"
 #include "simhost_test_env.h"
+#include "stderr_capture.h"
 #include "vaaid/util.h"
 
 #define BS 512u
@@ -41,30 +42,29 @@ static char *xcopy_logged(struct simhost *h, int lun, const struct sb_segment se
 	uint8_t cdb[16];
 	sb_xcopy_cdb(cdb, (uint32_t)len);
 
-	FILE *cap = tmpfile();
-	assert_non_null(cap);
-	fflush(stderr);
-	int saved = dup(STDERR_FILENO);
-	assert_true(saved >= 0);
-	assert_true(dup2(fileno(cap), STDERR_FILENO) >= 0);
+	struct stderr_capture cap;
+	stderr_capture_begin(&cap);
 	uint64_t tag;
 	int rc = simhost_submit(h, lun, cdb, sizeof(cdb), list, len, 0, &tag);
 	int got = rc == 0 ? simhost_reap(h, r, 1, 60000) : -1;
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
+	char *text = stderr_capture_end(&cap);
 	assert_int_equal(rc, 0);
 	assert_int_equal(got, 1);
-
-	long n = ftell(cap);
-	assert_true(n >= 0);
-	char *text = calloc(1, (size_t)n + 1);
-	assert_non_null(text);
-	rewind(cap);
-	assert_int_equal(fread(text, 1, (size_t)n, cap), (size_t)n);
-	fclose(cap);
-	fputs(text, stderr); /* still visible in the test's output */
 	return text;
+}
+
+/* A fresh pool (pool_bytes, prm) with volumes a and b of vol_bytes attached as LUNs 0
+ * and 1; path receives the pool's path. */
+static struct simhost *two_luns(const char *name, uint64_t pool_bytes,
+				const struct vpool_params *prm, uint64_t vol_bytes, char *path,
+				size_t path_len)
+{
+	struct simhost *h = test_pool_create(name, pool_bytes, prm, path, path_len);
+	assert_int_equal(simhost_volume_create(h, "a", vol_bytes, BS), 0);
+	assert_int_equal(simhost_volume_create(h, "b", vol_bytes, BS), 0);
+	assert_int_equal(simhost_attach(h, "a", 0), 0);
+	assert_int_equal(simhost_attach(h, "b", 1), 0);
+	return h;
 }
 
 /* The copy gets COPY ABORTED 0Dh/02h with segment `segment` in COMMAND-SPECIFIC
@@ -112,11 +112,8 @@ static void test_xcopy_range_logged(void **state)
 	vlog_set_level(VLOG_WARN);
 	char path[512];
 	struct vpool_params prm = {0};
-	struct simhost *h = test_pool_create("xcopy_log", 64u << 20, &prm, path, sizeof(path));
-	assert_int_equal(simhost_volume_create(h, "a", (uint64_t)VOL_BLOCKS * BS, BS), 0);
-	assert_int_equal(simhost_volume_create(h, "b", (uint64_t)VOL_BLOCKS * BS, BS), 0);
-	assert_int_equal(simhost_attach(h, "a", 0), 0);
-	assert_int_equal(simhost_attach(h, "b", 1), 0);
+	struct simhost *h =
+		two_luns("xcopy_log", 64u << 20, &prm, (uint64_t)VOL_BLOCKS * BS, path, sizeof(path));
 
 	/* received on b: segment 0 fine, segment 1's destination runs 2048 blocks past b's end */
 	struct sb_segment seg[2] = {
@@ -187,12 +184,8 @@ static void test_xcopy_range_not_logged_when_earlier_fails(void **state)
 	vlog_set_level(VLOG_WARN);
 	char path[512];
 	struct vpool_params prm = {.extent_size = 64u << 10};
-	struct simhost *h = test_pool_create("xcopy_log_full", 4u << 20, &prm, path, sizeof(path));
-	assert_int_equal(simhost_volume_create(h, "a", 1u << 20, BS), 0);
-	assert_int_equal(simhost_volume_create(h, "b", 1u << 20, BS), 0);
+	struct simhost *h = two_luns("xcopy_log_full", 4u << 20, &prm, 1u << 20, path, sizeof(path));
 	assert_int_equal(simhost_volume_create(h, "c", 64u << 20, BS), 0);
-	assert_int_equal(simhost_attach(h, "a", 0), 0);
-	assert_int_equal(simhost_attach(h, "b", 1), 0);
 	assert_int_equal(simhost_attach(h, "c", 2), 0);
 	assert_int_equal(write_blocks(h, 0, 0, 128), 0); /* a's extent 0 holds data */
 	/* fill the pool through c, one extent at a time, until a write is refused */
@@ -228,11 +221,8 @@ static void test_xcopy_refusal_rate_limited(void **state)
 	vlog_set_level(VLOG_WARN);
 	char path[512];
 	struct vpool_params prm = {0};
-	struct simhost *h = test_pool_create("xcopy_log_cv", 64u << 20, &prm, path, sizeof(path));
-	assert_int_equal(simhost_volume_create(h, "a", (uint64_t)VOL_BLOCKS * BS, BS), 0);
-	assert_int_equal(simhost_volume_create(h, "b", (uint64_t)VOL_BLOCKS * BS, BS), 0);
-	assert_int_equal(simhost_attach(h, "a", 0), 0);
-	assert_int_equal(simhost_attach(h, "b", 1), 0);
+	struct simhost *h = two_luns("xcopy_log_cv", 64u << 20, &prm, (uint64_t)VOL_BLOCKS * BS,
+				    path, sizeof(path));
 	assert_int_equal(simhost_set_visibility(h, 1, 1), 0);
 	struct sb_segment seg[2] = {
 		{.src = 0, .dst = 1, .nblocks = 8, .src_lba = 0, .dst_lba = 0},

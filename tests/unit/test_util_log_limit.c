@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "stderr_capture.h"
 #include "vaaid/log_limit.h"
 
 #define S 1000000000ull
@@ -49,25 +50,11 @@ static void test_allow_counts(void **state)
 /* What vlog_write_limited writes to stderr for each call at times t[0..n). */
 static char *written(struct vlog_limit *l, const uint64_t *t, int n)
 {
-	FILE *cap = tmpfile();
-	assert_non_null(cap);
-	fflush(stderr);
-	int saved = dup(STDERR_FILENO);
-	assert_true(saved >= 0);
-	assert_true(dup2(fileno(cap), STDERR_FILENO) >= 0);
+	struct stderr_capture cap;
+	stderr_capture_begin(&cap);
 	for (int i = 0; i < n; i++)
 		vlog_write_limited(l, t[i], VLOG_WARN, "lun0", "f", "bad copy %d", i);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	long len = ftell(cap);
-	assert_true(len >= 0);
-	char *text = calloc(1, (size_t)len + 1);
-	assert_non_null(text);
-	rewind(cap);
-	assert_int_equal(fread(text, 1, (size_t)len, cap), (size_t)len);
-	fclose(cap);
-	return text;
+	return stderr_capture_end(&cap);
 }
 
 static void test_write_limited(void **state)

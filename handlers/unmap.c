@@ -16,9 +16,13 @@
  * covered granule (512-byte volumes) it writes zeros into the named LBAs, in
  * place -- the granule stays mapped (GET LBA STATUS says mapped) and its
  * other LBAs keep their data -- the same code as WRITE SAME's zeros there.
- * Where those zeros would take new space (a granule of an extent shared by
- * EXTENDED COPY: redirect-on-write; a full pool) the LBAs keep their data,
- * mapped: UNMAP is advisory (SBC-4 4.7.3.4), and the command succeeds.
+ * Fully covered granules of a redirected extent whose shared source still
+ * provides them get zeros the same way (clearing them would bring the
+ * source's data back). Where those zeros would take new space -- a granule
+ * of an extent shared by EXTENDED COPY (redirect-on-write), hence also in a
+ * full pool; a private extent's granules get their zeros in a full pool too
+ * -- the LBAs keep their data, mapped: UNMAP is advisory (SBC-4 4.7.3.4),
+ * and the command succeeds.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -66,7 +66,8 @@ struct vd_xcopy_policy {
  * peer_bs; NULL: no LUN has the NAA named)? Copies never cross pools; then
  * scope lun: only self; pool: any LUN of the pool; covisible: a LUN every view
  * that sees self's backstore also sees. Returns peer (or self), else NULL with
- * *why = SCSI_PEER_* (a refusal for co-visibility is logged).
+ * *why = SCSI_PEER_* (a refusal for co-visibility is logged as a warning, at most
+ * one per 10 s per LUN: self->xcopy_peer_log).
  */
 struct scsi_lun *vd_xcopy_peer(const struct vd_xcopy_policy *pol, struct scsi_lun *self,
 			       const struct vd_backstore *self_bs, struct scsi_lun *peer,

@@ -235,11 +235,14 @@ int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void
  * UNMAP (SBC-4 5.31, LBPRZ=1): deallocate [off, off+len) as vvol_deallocate
  * does, and, once that is durable, write zeros into the range's sectors in
  * partly covered granules that hold data, where that takes no new space: in
- * place (they stay mapped and read zeros), durable before cb runs. Where the
- * zeros would need a new extent (a shared extent: redirect-on-write; also in
- * a full pool) those sectors keep their data (UNMAP is advisory, SBC-4
- * 4.7.3.4), as do fully covered granules of a shared extent partly covered
- * or of a redirected one whose source still provides them. Never -ENOSPC.
+ * place (they stay mapped and read zeros), durable before cb runs; likewise
+ * the fully covered granules of a redirected extent whose source still
+ * provides them (clearing them would bring the source's data back; the
+ * extent is private, so the zeros take no new space). Where the zeros would
+ * need a new extent (a shared extent: redirect-on-write -- hence also in a
+ * full pool) those sectors, and the fully covered granules of a shared
+ * extent partly covered, keep their data (UNMAP is advisory, SBC-4
+ * 4.7.3.4). Never -ENOSPC.
  */
 int vvol_unmap(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
 /*

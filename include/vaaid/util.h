@@ -4,6 +4,7 @@
 #ifndef VAAID_UTIL_H
 #define VAAID_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,9 @@ void vlog_set_level(enum vlog_level lvl);
 enum vlog_level vlog_get_level(void);
 void vlog_write(enum vlog_level lvl, const char *dev, const char *func, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* vlog_write with a va_list, suffix appended to the message (log_limit.c: its count). */
+void vlog_vwrite(enum vlog_level lvl, const char *dev, const char *func, const char *suffix,
+		 const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
 #define vlog_err(dev, ...) vlog_write(VLOG_ERR, dev, __func__, __VA_ARGS__)
 #define vlog_warn(dev, ...) vlog_write(VLOG_WARN, dev, __func__, __VA_ARGS__)

@@ -18,7 +18,15 @@
  *     symlink to core/<hba>/<dev>;
  *   - an ACL acls/<initiator>/lun_K maps TPG LUN lun_M through a symlink.
  * Backstores are named by the final two components of the symlink's target
- * ("user_<hba>/<dev>"), which is how LIO names them.
+ * ("user_<hba>/<dev>"), which is how LIO names them. A TPG's own entries are
+ * sorted by LUN number once read, so each ACL link is looked up by binary
+ * search. vd_covisible (the daemon asks it on the reactor thread, per copy
+ * segment naming another LUN) reads only what can matter for A and B: a TPG
+ * that does not export A is skipped with its ACLs (no view of it sees A), a
+ * view that does not see A is dropped, an ACL is read only until it is seen
+ * to map both, and the first view that sees A but not B ends the walk (not
+ * co-visible) -- the same answer as the full read, for no more reading than
+ * the rule needs.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -178,9 +186,17 @@ static int each_lun_entry(const char *dir, int (*fn)(void *arg, unsigned n, cons
 	return rc;
 }
 
+/* vd_covisible's early end: a view sees A but not B. */
+#define NOT_COVISIBLE 1
+/* vd_covisible: the ACL being read sees A and B, the rest of it cannot matter. */
+#define ACL_SEES_BOTH 2
+
 struct walk {
 	struct vd_views *v;
-	unsigned view, tpg_view;
+	unsigned view;
+	size_t tpg0, tpg1; /* the TPG's own entries: v->e[tpg0, tpg1), sorted by lun */
+	const char *a, *b; /* vd_covisible: the two backstores; NULL: read everything */
+	bool acl_a, acl_b; /* vd_covisible: the ACL being read sees A, B */
 };
 
 /* In a TPG's lun/lun_M: a symlink to the backstore the TPG exports as LUN M. */
@@ -200,43 +216,108 @@ static int acl_lun_entry(void *arg, unsigned k, const char *path)
 	(void)k;
 	if (!link_tpg_lun(path, &m))
 		return 0;
-	int rc = 0;
-	for (size_t i = 0; !rc && i < v->n; i++) {
-		if (v->e[i].view != w->tpg_view || v->e[i].lun != m)
-			continue;
-		char *so = strdup(v->e[i].so); /* add() may move the array */
-		rc = so ? add(v, w->view, NO_LUN, so) : -ENOMEM;
-		free(so);
+	/* the first of the TPG's entries with lun >= m */
+	size_t lo = w->tpg0, hi = w->tpg1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v->e[mid].lun < m)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return rc;
+	int rc = 0;
+	/* add() may move the array, not the strings: index, and so taken before the call */
+	for (size_t i = lo; !rc && i < w->tpg1 && v->e[i].lun == m; i++) {
+		rc = add(v, w->view, NO_LUN, v->e[i].so);
+		if (w->a) {
+			w->acl_a = w->acl_a || !strcmp(v->e[i].so, w->a);
+			w->acl_b = w->acl_b || !strcmp(v->e[i].so, w->b);
+		}
+	}
+	return !rc && w->a && w->acl_a && w->acl_b ? ACL_SEES_BOTH : rc;
+}
+
+static int by_lun(const void *x, const void *y)
+{
+	unsigned a = ((const struct seen *)x)->lun, b = ((const struct seen *)y)->lun;
+	return (a > b) - (a < b);
+}
+
+static bool range_sees(const struct vd_views *v, size_t from, const char *so)
+{
+	for (size_t i = from; i < v->n; i++)
+		if (!strcmp(v->e[i].so, so))
+			return true;
+	return false;
+}
+
+static void truncate_views(struct vd_views *v, size_t n)
+{
+	while (v->n > n)
+		free(v->e[--v->n].so);
+}
+
+/*
+ * The view just read (entries from `from` on), for vd_covisible: kept (0) when it
+ * sees A and B, dropped (0) when it does not see A, NOT_COVISIBLE when it sees A
+ * but not B. Full read (no filter): kept.
+ */
+static int judge_view(struct walk *w, size_t from)
+{
+	if (!w->a)
+		return 0;
+	if (!range_sees(w->v, from, w->a)) {
+		truncate_views(w->v, from);
+		return 0;
+	}
+	return range_sees(w->v, from, w->b) ? 0 : NOT_COVISIBLE;
 }
 
 /* A TPG is a view of the backstores it exports; each of its ACLs is a view of
  * the backstores behind the TPG LUNs mapped to that initiator. */
-static int read_tpg(struct vd_views *v, const char *tpg)
+static int read_tpg(struct walk *w, const char *tpg)
 {
-	struct walk w = {.v = v, .view = v->next_view++};
+	struct vd_views *v = w->v;
 	char dir[PATH_MAX], ad[PATH_MAX];
-	int rc = join(dir, sizeof(dir), tpg, "lun") ? each_lun_entry(dir, tpg_lun_entry, &w) : 0;
-	if (rc < 0 || !join(dir, sizeof(dir), tpg, "acls"))
+	w->view = v->next_view++;
+	w->tpg0 = v->n;
+	int rc = join(dir, sizeof(dir), tpg, "lun") ? each_lun_entry(dir, tpg_lun_entry, w) : 0;
+	if (rc)
 		return rc;
+	w->tpg1 = v->n;
+	/* vd_covisible: no view of a TPG that does not export A sees A (an ACL sees
+	 * only what its TPG exports) */
+	if (w->a && !range_sees(v, w->tpg0, w->a)) {
+		truncate_views(v, w->tpg0);
+		return 0;
+	}
+	rc = judge_view(w, w->tpg0);
+	if (rc || !join(dir, sizeof(dir), tpg, "acls"))
+		return rc;
+	qsort(v->e + w->tpg0, w->tpg1 - w->tpg0, sizeof(*v->e), by_lun);
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
 	struct dirent *e;
-	w.tpg_view = w.view;
 	while (!rc && (e = readdir(d))) {
 		if (e->d_name[0] == '.' || !join(ad, sizeof(ad), dir, e->d_name))
 			continue;
-		w.view = v->next_view++;
-		rc = each_lun_entry(ad, acl_lun_entry, &w);
+		w->view = v->next_view++;
+		w->acl_a = w->acl_b = false;
+		size_t from = v->n;
+		rc = each_lun_entry(ad, acl_lun_entry, w);
+		if (rc == ACL_SEES_BOTH)
+			rc = 0; /* kept: it sees A and B */
+		else if (!rc)
+			rc = judge_view(w, from);
 	}
 	closedir(d);
 	return rc;
 }
 
-/* Every target/<fabric>/<wwn>/tpgt_N under root (fabric "core" is the backstores). */
-static int read_fabrics(struct vd_views *v, const char *root)
+/* Every target/<fabric>/<wwn>/tpgt_N under root (fabric "core" is the backstores):
+ * 0, NOT_COVISIBLE (vd_covisible's early end) or -errno. */
+static int read_fabrics(struct walk *wk, const char *root)
 {
 	DIR *fabrics = opendir(root);
 	if (!fabrics)
@@ -260,7 +341,7 @@ static int read_fabrics(struct vd_views *v, const char *root)
 			while (!rc && (t = readdir(tpgs))) {
 				if (strncmp(t->d_name, "tpgt_", 5) || !join(td, sizeof(td), wd, t->d_name))
 					continue;
-				rc = read_tpg(v, td);
+				rc = read_tpg(wk, td);
 			}
 			closedir(tpgs);
 		}
@@ -270,29 +351,39 @@ static int read_fabrics(struct vd_views *v, const char *root)
 	return rc;
 }
 
-int vd_views_read(const char *configfs_root, struct vd_views **out)
+/* The views under configfs_root, all of them (a, b NULL) or those vd_covisible needs:
+ * 0 and *out, NOT_COVISIBLE (nothing in *out), or -errno. */
+static int read_views(const char *configfs_root, const char *a, const char *b,
+		      struct vd_views **out)
 {
 	char root[PATH_MAX];
 	if (!join(root, sizeof(root), configfs_root, "target"))
 		return -ENAMETOOLONG;
-	struct vd_views *v = vd_views_new();
-	if (!v)
+	struct walk w = {.v = vd_views_new(), .a = a, .b = b};
+	if (!w.v)
 		return -ENOMEM;
-	int rc = read_fabrics(v, root);
-	if (rc < 0) {
-		vd_views_free(v);
+	int rc = read_fabrics(&w, root);
+	if (rc) {
+		vd_views_free(w.v);
 		return rc;
 	}
-	*out = v;
+	*out = w.v;
 	return 0;
+}
+
+int vd_views_read(const char *configfs_root, struct vd_views **out)
+{
+	return read_views(configfs_root, NULL, NULL, out);
 }
 
 int vd_covisible(const char *configfs_root, const char *so_a, const char *so_b)
 {
 	struct vd_views *v;
-	int rc = vd_views_read(configfs_root, &v);
-	if (rc < 0)
-		return rc;
+	int rc = read_views(configfs_root, so_a, so_b, &v);
+	if (rc)
+		return rc == NOT_COVISIBLE ? 0 : rc;
+	/* the views kept all see A and B: co-visible if there is one (the rule, as
+	 * over a full read) */
 	rc = vd_views_covisible(v, so_a, so_b);
 	vd_views_free(v);
 	return rc;

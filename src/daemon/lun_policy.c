@@ -132,8 +132,10 @@ struct scsi_lun *vd_xcopy_peer(const struct vd_xcopy_policy *pol, struct scsi_lu
 			cv = vd_covisible(pol->configfs_root, a, b);
 		if (cv == 1)
 			return peer;
-		vlog_warn(self_bs->label, "EXTENDED COPY naming %s refused: not exported everywhere "
-			  "%s is", peer_bs->dev, self_bs->dev);
+		/* at most one line per 10 s per LUN: any initiator can send such copies */
+		vlog_warn_limited(&self->xcopy_peer_log, self_bs->label,
+				  "EXTENDED COPY naming %s refused: not exported everywhere %s is",
+				  peer_bs->dev, self_bs->dev);
 	}
 	*why = SCSI_PEER_NOT_COVISIBLE;
 	return NULL;

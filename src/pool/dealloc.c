@@ -13,14 +13,18 @@
  *   - redirected and not yet hydrated (hydrate.c), partly covered, with
  *     covered granules its source still provides: handled like a shared
  *     extent's partial range below (clearing would bring the source's data
- *     back); "data" everywhere here means valid in the extent or its source;
+ *     back), except that vvol_unmap's zeros are written there too (the extent
+ *     is private: in place, no new space); "data" everywhere here means valid
+ *     in the extent or its source;
  *   - shared (refcount > 1, after vvol_share) and fully covered: a MAP record
  *     to 0 (this volume's reference goes); partly covered: nothing (validity
  *     belongs to the physical extent, so to every sharer). vvol_zero instead
  *     remembers the fully covered granules of such an extent that hold data
  *     (only the first and the last extent of a range can be partly covered)
  *     and, once the records are durable, writes zeros there through
- *     vvol_write -- a redirect-on-write, so only this volume sees the zeros.
+ *     vvol_write -- a redirect-on-write, so only this volume sees the zeros;
+ *     vvol_unmap remembers them too, but writes through pool_write_noalloc
+ *     (below), which leaves a shared extent as it is.
  * Partly covered 4 KiB granules (512-byte volumes): vvol_deallocate leaves
  * them as they are. vvol_unmap and vvol_zero remember the range's sectors in
  * them when the granule holds data (one at each end of the range, at most)
@@ -205,10 +209,11 @@ static int zero_bytes(struct dreq *d, uint64_t a, uint64_t b)
 	return 0;
 }
 
-/* Partial range left as it is: vvol_zero writes zeros to granules [ga, gb) afterwards. */
+/* Granules [ga, gb) left as they are: vvol_zero and vvol_unmap write zeros there
+ * afterwards (vvol_unmap only where that takes no new space: pool_write_noalloc). */
 static int zero_later(struct dreq *d, uint64_t ebase, uint32_t ga, uint32_t gb)
 {
-	if (d->mode != DM_ZERO)
+	if (d->mode == DM_DEALLOC)
 		return 0;
 	return zero_bytes(d, ebase + (uint64_t)ga * VPOOL_GRANULE, ebase + (uint64_t)gb * VPOOL_GRANULE);
 }

@@ -14,7 +14,7 @@ grep -q "Product identification: VAAID THIN LUN" <<<"$inq" || die "product: $inq
 tpc=$(grep -oE "(^|[[:space:]])3PC=[0-9]+" <<<"$inq" | tr -d '[:space:]') || die "sg_inq shows no 3PC field: $inq"
 [ "$tpc" = "3PC=1" ] || die "standard INQUIRY: $tpc, expected 3PC=1 (vaaid serves EXTENDED COPY): $inq"
 vpd=$(sg_vpd -p 0x83 "$sg0")
-# the LU's NAA designator is IEEE Registered Extended (SPC-4 7.8.6.6.4): 16 bytes whose
+# the LU's NAA designator is IEEE Registered Extended (SPC-4 7.8.6.6.5): 16 bytes whose
 # first nibble (NAA) is 6; sg_vpd prints the designator on the line after its type:
 #   designator type: NAA,  code set: Binary
 #     0x6001405f860edce125302edf4aa7a634

@@ -1,9 +1,13 @@
 #!/bin/bash
 # tests/vm/systemd-reboot.sh before|after — runs in a guest booted with
 # systemd as PID 1 (VAAID_VM_INIT=systemd, scripts/vm/guest-systemd-boot:
-# vaaid installed and enabled as the unit tools/dist/vaaid.service), driven
+# vaaid installed from its Debian package, which enables the sandboxed unit
+# tools/dist/vaaid.service), driven
 # by tests/host/systemd_reboot.sh, which boots the same disks twice.
-#   before: vaaid.service enabled and active, ordered before and required by
+#   before: vaaid installed by the package (dpkg: package installed, its
+#           conffile /etc/vaaid/vaaid.conf, the unit and /usr/sbin/vaaid are
+#           the package's files, the unit runs that binary with only
+#           CAP_NET_ADMIN); vaaid.service enabled and active, ordered before and required by
 #           rtslib-fb-targetctl.service (Debian's unit that restores the saved
 #           targetcli configuration at boot); a user:vaai backstore created
 #           with targetcli and exported through tcm_loop and iSCSI; 8 MiB of
@@ -41,6 +45,15 @@ vaai_disk() { # /dev/sdX of the only tcm_loop LUN whose vendor is VAAID (waits u
 
 case "$PHASE" in
 before)
+	[ "$(dpkg-query -W -f='${db:Status-Status}' vaaid 2>/dev/null)" = installed ] || die "the vaaid package is not installed"
+	for f in /usr/sbin/vaaid /usr/sbin/vaaictl /usr/sbin/vaai-check /lib/systemd/system/vaaid.service \
+		/usr/share/dbus-1/system.d/vaaid.conf /etc/vaaid/vaaid.conf; do
+		dpkg -S "$f" >/dev/null 2>&1 || die "$f is not a file of the vaaid package"
+	done
+	[ "$(prop vaaid.service FragmentPath)" = /lib/systemd/system/vaaid.service ] || die "vaaid.service is not the package's unit: $(prop vaaid.service FragmentPath)"
+	case "$(prop vaaid.service ExecStart)" in *"path=/usr/sbin/vaaid "*) ;; *) die "vaaid.service does not run /usr/sbin/vaaid: $(prop vaaid.service ExecStart)" ;; esac
+	[ "$(prop vaaid.service CapabilityBoundingSet)" = cap_net_admin ] || die "vaaid.service's capabilities: $(prop vaaid.service CapabilityBoundingSet) (want cap_net_admin only)"
+	log "before: $(systemd-analyze security vaaid.service 2>/dev/null | tail -1)"
 	[ "$(systemctl is-enabled vaaid.service)" = enabled ] || die "vaaid.service is not enabled"
 	[ "$(systemctl is-active vaaid.service)" = active ] || die "vaaid.service is not active: $(systemctl status vaaid.service --no-pager 2>&1 | tail -5)"
 	[ "$(systemctl is-enabled rtslib-fb-targetctl.service)" = enabled ] || die "rtslib-fb-targetctl.service is not enabled (Debian enables it)"

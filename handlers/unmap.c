@@ -1,17 +1,28 @@
 /*
- * UNMAP (42h, SBC-4 5.31): deallocate the LBA ranges of a parameter list.
+ * UNMAP (42h, SBC-4 5.31): deallocate the LBA ranges of a parameter list;
+ * afterwards every LBA it named reads zeros (LBPRZ=1, VPD B2), except where
+ * that would need new space.
  *
  * How this works: the whole parameter list is parsed and checked first
  * (unmap_parse) -- list lengths, the descriptor count against MAXIMUM UNMAP
  * BLOCK DESCRIPTOR COUNT, every range against the capacity and the total
  * against MAXIMUM UNMAP LBA COUNT -- so that a bad list changes nothing.
  * Then every non-empty descriptor (consecutive ones that continue one another
- * merged) becomes one vvol_deallocate() (at most
+ * merged) becomes one vvol_unmap() (at most
  * UNMAP_WINDOW in flight; they may overlap, the pool's extent locks order
  * them) and the command completes when the last one is durable. The pool
- * unmaps fully covered extents, clears fully covered 4 KiB granules and
- * keeps partly covered granules mapped with their data: UNMAP is advisory
- * (SBC-4 4.7.3.4), and GET LBA STATUS then reports those blocks as mapped.
+ * unmaps fully covered extents and clears fully covered 4 KiB granules
+ * (deallocated: they read zeros, LBPRZ=1: SBC-4 4.7.3.5); in a partly
+ * covered granule (512-byte volumes) it writes zeros into the named LBAs, in
+ * place -- the granule stays mapped (GET LBA STATUS says mapped) and its
+ * other LBAs keep their data -- the same code as WRITE SAME's zeros there.
+ * Fully covered granules of a redirected extent whose shared source still
+ * provides them get zeros the same way (clearing them would bring the
+ * source's data back). Where those zeros would take new space -- a granule
+ * of an extent shared by EXTENDED COPY (redirect-on-write), hence also in a
+ * full pool; a private extent's granules get their zeros in a full pool too
+ * -- the LBAs keep their data, mapped: UNMAP is advisory (SBC-4 4.7.3.4),
+ * and the command succeeds.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -141,7 +152,7 @@ static void unmap_issue(struct unmap_ctx *u)
 	while (!u->err && u->next < u->n && u->pending <= UNMAP_WINDOW) {
 		const struct unmap_extent *e = &u->ext[u->next++];
 		u->pending++;
-		int rc = vvol_deallocate(u->cmd->lun->vol, e->lba * bs, (uint64_t)e->count * bs,
+		int rc = vvol_unmap(u->cmd->lun->vol, e->lba * bs, (uint64_t)e->count * bs,
 					 unmap_done, u);
 		if (rc < 0) {
 			u->pending--;
@@ -157,7 +168,7 @@ static void unmap_issue(struct unmap_ctx *u)
  * Descriptors that continue one another (as a host splitting a large range
  * sends them) become one deallocation: fewer requests and commits, and a
  * granule split between two descriptors is then covered and cleared (each
- * alone would leave it mapped: advisory either way).
+ * alone would write zeros into its part of it, leaving it mapped).
  */
 static size_t merge_adjacent(struct unmap_extent *e, size_t n)
 {

@@ -5,15 +5,17 @@
  * NDOB=1 in the 16-byte form, an implied block of zeros) decides the path:
  *   - zeros (UNMAP bit set or not): the blocks are deallocated, which is
  *     allowed because deallocated blocks read as zeros (LBPRZ=1, SBC-4
- *     4.7.3.5) and is what the arrays ESXi is used to do. Fully covered
- *     4 KiB granules/extents go through vvol_zero() -- nothing written,
- *     nothing allocated, except where an extent shared by EXTENDED COPY is
- *     only partly covered: deallocating there would change nothing (its
- *     validity is every sharer's), so the pool writes zeros, redirecting the
- *     extent. The partly covered granule at either end (512-byte
- *     volumes only) holds its neighbours' data, so zeros are written into
- *     exactly the LBAs of the range there, and only if that granule holds
- *     data at all (a deallocated granule already reads zeros).
+ *     4.7.3.5) and is what the arrays ESXi is used to do. The whole range
+ *     goes to vvol_zero(): fully covered 4 KiB granules/extents are
+ *     deallocated -- nothing written, nothing allocated, except where an
+ *     extent shared by EXTENDED COPY is only partly covered: deallocating
+ *     there would change nothing (its validity is every sharer's), so the
+ *     pool writes zeros, redirecting the extent. The partly covered granule
+ *     at either end (512-byte volumes only) holds its neighbours' data, so
+ *     the pool writes zeros into exactly the LBAs of the range there, and
+ *     only if that granule holds data at all (a deallocated granule already
+ *     reads zeros) -- the same code that UNMAP's zeros go through
+ *     (src/pool/dealloc.c).
  *   - any other pattern (UNMAP bit or not: SBC-4 5.49 lets the device write
  *     instead of unmapping): written for real through vvol_write() in one
  *     request whose iovec repeats one buffer of at most WS_CHUNK bytes filled
@@ -39,8 +41,6 @@ struct ws_ctx {
 	int err;
 	uint8_t *buf;
 	struct iovec *iov;
-	struct iovec ziov[2]; /* the partial granules' zeros (the pool keeps the iovec) */
-	unsigned nziov;
 };
 
 static void ws_discard(struct vpool_ctx *link)
@@ -87,51 +87,6 @@ static bool all_zero(const uint8_t *b, size_t n)
 		if (b[i])
 			return false;
 	return true;
-}
-
-/* Zeros into [off, off+len) (inside one granule), only if it holds data. */
-static void ws_zero_partial(struct ws_ctx *w, uint64_t off, uint64_t len)
-{
-	struct vvol *v = w->cmd->lun->vol;
-	uint64_t run;
-	bool mapped;
-	int rc = vvol_lba_status(v, off, len, &run, &mapped);
-	if (rc < 0) {
-		w->err = w->err ? w->err : rc;
-		return;
-	}
-	if (!mapped)
-		return; /* deallocated: reads zeros already, and nothing gets allocated */
-	if (!w->buf) {
-		w->buf = vblk_alloc_buf(VPOOL_GRANULE); /* zeroed */
-		if (!w->buf) {
-			w->err = w->err ? w->err : -ENOMEM;
-			return;
-		}
-	}
-	struct iovec *iov = &w->ziov[w->nziov++];
-	*iov = (struct iovec){.iov_base = w->buf, .iov_len = len};
-	w->pending++;
-	ws_started(w, vvol_write(v, off, len, iov, 1, ws_done, w));
-}
-
-static void ws_zero(struct ws_ctx *w, uint64_t off, uint64_t len)
-{
-	uint64_t end = off + len;
-	uint64_t ga = (off + VPOOL_GRANULE - 1) / VPOOL_GRANULE * VPOOL_GRANULE;
-	uint64_t gb = end / VPOOL_GRANULE * VPOOL_GRANULE;
-	if (ga > gb) { /* the whole range inside one granule */
-		ws_zero_partial(w, off, len);
-		return;
-	}
-	if (off < ga)
-		ws_zero_partial(w, off, ga - off);
-	if (gb < end)
-		ws_zero_partial(w, gb, end - gb);
-	if (ga < gb && !w->err) {
-		w->pending++;
-		ws_started(w, vvol_zero(w->cmd->lun->vol, ga, gb - ga, ws_done, w));
-	}
 }
 
 static void ws_pattern(struct ws_ctx *w, const uint8_t *block, uint32_t bs, uint64_t off,
@@ -224,9 +179,10 @@ void handler_write_same(struct scsi_cmd *cmd)
 	w->pending = 1; /* held until every part is started */
 	handler_ctx_track(cmd, &w->link, ws_discard);
 	uint64_t off = lba * bs, len = (uint64_t)n * bs;
-	if (all_zero(block, bs))
-		ws_zero(w, off, len);
-	else
+	if (all_zero(block, bs)) {
+		w->pending++;
+		ws_started(w, vvol_zero(cmd->lun->vol, off, len, ws_done, w));
+	} else
 		ws_pattern(w, block, bs, off, len);
 	ws_put(w);
 }

@@ -15,24 +15,30 @@
  * transport's lun->xcopy_peer hook (which applies the pool and co-visibility
  * rules) -- and checked (DISK BLOCK LENGTH, range); a failure there is COPY
  * ABORTED with the segment number in the COMMAND-SPECIFIC INFORMATION field
- * (SPC-4 6.4.1). The pool then copies the segment as one unit (vvol_copy,
- * src/pool/copy.c): both ranges locked until it is durable, so concurrent
- * writes to either land wholly before or after it; when source and
- * destination offsets are congruent modulo the pool extent, the middle is
- * shared (no data moved) and head/tail are copied; otherwise (or for
- * overlapping ranges of one volume, copied in the safe direction) every byte
- * is copied. GOOD means the copy is durable.
+ * (SPC-4 6.4.1); a range past the end of either LUN is 0Dh/02h, as LIO answers
+ * it; the real cause is kept (xc_range_ok) and logged when the command
+ * answers that COPY ABORTED (xc_abort: the segments before it have run
+ * without error by then). The pool then copies the
+ * segment as one unit (vvol_copy, src/pool/copy.c): both ranges locked until
+ * it is durable, so concurrent writes to either land wholly before or after
+ * it; when source and destination offsets are congruent modulo the pool
+ * extent, the middle is shared (no data moved) and head/tail are copied;
+ * otherwise (or for overlapping ranges of one volume, copied in the safe
+ * direction) every byte is copied. GOOD means the copy is durable.
  *
  * List identifiers of copies with LIST ID USAGE 00b/10b are kept in
  * lun->copies (the last SCSI_COPY_HELD) for COPY STATUS.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "handler_util.h"
 #include "vaaid/handlers.h"
 #include "vaaid/pool.h"
+#include "vaaid/util.h"
 
 #define XC_HDR 16u
 #define XC_CSCD_LEN 32u
@@ -60,6 +66,13 @@ struct xcopy {
 	} run[XCOPY_MAX_SEGMENTS];
 	unsigned nok;      /* segments before the first that fails its checks */
 	uint16_t bad_asc;  /* that one's COPY ABORTED ASC */
+	struct xc_past_end { /* why, when it runs past the end of a copy target */
+		bool set;
+		const char *side; /* "source" / "destination" */
+		uint64_t lba, n, nblocks;
+		uint32_t block_size;
+		char lun[64];
+	} past_end;
 	bool concurrent;
 	unsigned pending;
 	int err;
@@ -213,6 +226,17 @@ static void xc_abort(struct xcopy *x, uint16_t asc)
 		x->held->bytes = x->bytes;
 	}
 	unsigned seg = x->cur;
+	const struct xc_past_end *pe = &x->past_end;
+	/* The initiator only gets 0Dh/02h: say why where an admin sees it (the daemon's
+	 * default level shows warnings), now that it is what the command answers; at
+	 * most one line per 10 s per LUN (any initiator can send such copies). */
+	if (pe->set)
+		vlog_warn_limited(&cmd->lun->xcopy_range_log, cmd->lun->name,
+			  "EXTENDED COPY segment %u: %s LBA %" PRIu64 " + %" PRIu64
+			  " blocks runs past the end of LUN %s (%" PRIu64 " blocks of %" PRIu32
+			  " bytes): COPY ABORTED 0Dh/02h; the segments before it are done, "
+			  "it and later ones not",
+			  seg, pe->side, pe->lba, pe->n, pe->lun, pe->nblocks, pe->block_size);
 	xc_free(x);
 	cmd->status = SAM_STAT_CHECK_CONDITION;
 	scsi_set_sense(cmd, SK_COPY_ABORTED, asc);
@@ -236,6 +260,21 @@ static struct scsi_lun *xc_resolve(struct xcopy *x, unsigned i)
 	if (l && (!l->vol || !self->vol || vvol_pool(l->vol) != vvol_pool(self->vol)))
 		return NULL; /* another pool: not reachable */
 	return l;
+}
+
+/* Is [lba, lba + n) within CSCD LUN l? If not, keep why for xc_abort's log line
+ * (logged only if the command does answer 0Dh/02h for it: an earlier segment may
+ * still fail otherwise). */
+static bool xc_range_ok(struct xcopy *x, const char *side, const struct scsi_lun *l,
+			uint64_t lba, uint64_t n)
+{
+	if (scsi_lba_range_ok(l, lba, n))
+		return true;
+	struct xc_past_end *pe = &x->past_end;
+	*pe = (struct xc_past_end){.set = true, .side = side, .lba = lba, .n = n,
+				   .nblocks = l->info.nblocks, .block_size = l->info.block_size};
+	snprintf(pe->lun, sizeof(pe->lun), "%s", l->name ? l->name : "-");
+	return false;
 }
 
 /*
@@ -263,9 +302,16 @@ static uint16_t xc_check(struct xcopy *x, unsigned i, struct xc_run *r)
 	 * side -> UNEXPECTED INEXACT SEGMENT. */
 	if (bytes % sbs || bytes % dbs)
 		return ASC_UNEXPECTED_INEXACT_SEGMENT;
-	/* SPC-4 6.4.1: a range past the end of a CSCD -> LBA OUT OF RANGE. */
-	if (!scsi_lba_range_ok(sl, s->slba, bytes / sbs) || !scsi_lba_range_ok(dl, s->dlba, bytes / dbs))
-		return ASC_LBA_OUT_OF_RANGE;
+	/* SPC-4 6.4.1: a range past the end of a copy target (source or destination)
+	 * means the copy manager cannot complete the segment on that CSCD: COPY
+	 * ABORTED, COPY TARGET DEVICE NOT REACHABLE (0Dh/02h), as LIO's own copy
+	 * manager answers it (target_core_xcopy.c: a failed READ or WRITE of a
+	 * segment -> TCM_COPY_TARGET_DEVICE_NOT_REACHABLE, on either side) and as
+	 * libiscsi's ExtendedCopy.ValidSegDescr requires (issue 22, replacing
+	 * 21h/00h). Found before the segment starts: it writes nothing. */
+	if (!xc_range_ok(x, "source", sl, s->slba, bytes / sbs) ||
+	    !xc_range_ok(x, "destination", dl, s->dlba, bytes / dbs))
+		return ASC_COPY_TARGET_NOT_REACHABLE;
 	*r = (struct xc_run){.sv = sl->vol, .dv = dl->vol, .so = s->slba * sbs,
 			     .dO = s->dlba * dbs, .len = bytes};
 	return 0;

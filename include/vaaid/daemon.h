@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "vaaid/io.h"
+#include "vaaid/lun_policy.h" /* VD_XCOPY_* */
 #include "vaaid/pool.h"
 #include "vaaid/scsi.h"
 #include "vaaid/tcmu_uio.h"
@@ -48,7 +49,6 @@ struct vd_config {
 	struct vd_pool_conf pools[VD_MAX_POOLS];
 };
 
-enum { VD_XCOPY_COVISIBLE = 0, VD_XCOPY_POOL, VD_XCOPY_LUN };
 /* whole_granule_writes (docs/design.md rule 14): as detected for each pool's store
  * (ext4 under Linux < 6.4), always, or never. */
 enum { VD_WHOLE_AUTO = 0, VD_WHOLE_ON, VD_WHOLE_OFF };

@@ -298,5 +298,29 @@ uint64_t vblk_crashsim_io_count(const struct vblk *b);
  * ending past `limit` bytes completes with -ENOSPC; 0 removes the limit. Kept
  * across crashes (the same device powers on again). */
 void vblk_crashsim_set_alloc_limit(struct vblk *b, uint64_t limit);
+/*
+ * Fault models beyond "dropped, applied or torn" (docs/crash.md); kept across
+ * crashes, off by default. VBLK_CS_TRASH: a crash may also leave any sector of
+ * an unsynced write as random bytes. VBLK_CS_LOST_ALLOC: an allocate or grow
+ * survives a crash only once a flush submitted after it completed (a grow also
+ * once a DSYNC write reaching past the durable size did: POSIX data integrity);
+ * unsynced writes into 4 KiB blocks never durably mapped, or past the durable
+ * size, are lost, and a lost grow leaves the device at its old size.
+ */
+#define VBLK_CS_TRASH 0x1u
+#define VBLK_CS_LOST_ALLOC 0x2u
+/* Self-tests of a crash oracle only: each crash also overwrites the first sector of
+ * the last data write (DSYNC, not VBLK_META) that became durable with random bytes,
+ * as a device that loses acknowledged data would. */
+#define VBLK_CS_INJECT_GARBAGE 0x4u
+void vblk_crashsim_set_faults(struct vblk *b, unsigned faults);
+struct vblk_crashsim_fault_stats {
+	uint64_t trashed_sectors;  /* sectors a crash left as random bytes */
+	uint64_t unmapped_dropped; /* sectors a crash would have written, lost with the mapping */
+	uint64_t lost_allocs;      /* allocations pending at a crash */
+	uint64_t lost_grows;       /* grows pending at a crash */
+	uint64_t injected;         /* sectors VBLK_CS_INJECT_GARBAGE overwrote */
+};
+void vblk_crashsim_fault_stats(const struct vblk *b, struct vblk_crashsim_fault_stats *st);
 
 #endif

@@ -232,13 +232,28 @@ int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *c
  */
 int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
 /*
- * Zero [off, off+len) the way vvol_deallocate does, except that a shared
- * extent partly covered is not left unchanged: once the deallocation is
- * durable, its fully covered granules that hold data are written with zeros
- * (vvol_write: redirect-on-write, so the other sharers keep their data). On
- * completion every fully covered granule reads as zeros (the WRITE SAME of
- * zeros); partly covered granules are the caller's. -ENOSPC: the redirect
- * found no free extent (some of the range may be zeroed already).
+ * UNMAP (SBC-4 5.31, LBPRZ=1): deallocate [off, off+len) as vvol_deallocate
+ * does, and, once that is durable, write zeros into the range's sectors in
+ * partly covered granules that hold data, where that takes no new space: in
+ * place (they stay mapped and read zeros), durable before cb runs; likewise
+ * the fully covered granules of a redirected extent whose source still
+ * provides them (clearing them would bring the source's data back; the
+ * extent is private, so the zeros take no new space). Where the zeros would
+ * need a new extent (a shared extent: redirect-on-write -- hence also in a
+ * full pool) those sectors, and the fully covered granules of a shared
+ * extent partly covered, keep their data (UNMAP is advisory, SBC-4
+ * 4.7.3.4). Never -ENOSPC.
+ */
+int vvol_unmap(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
+/*
+ * Zero [off, off+len) the way vvol_deallocate does, except that nothing keeps
+ * its data: once the deallocation is durable, zeros are written (vvol_write:
+ * redirect-on-write where shared, so the other sharers keep their data) into
+ * the fully covered granules of a shared extent partly covered (or of a
+ * redirected one whose source provides them) that hold data, and into the
+ * range's sectors in partly covered granules that hold data. On completion
+ * the whole range reads as zeros (the WRITE SAME of zeros). -ENOSPC: a
+ * redirect found no free extent (some of the range may be zeroed already).
  */
 int vvol_zero(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
 /*

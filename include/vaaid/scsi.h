@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "vaaid/log_limit.h"
+
 #define SCSI_SENSE_LEN 96 /* TCMU_SENSE_BUFFERSIZE */
 #define SCSI_FIXED_SENSE_LEN 18
 
@@ -176,6 +178,10 @@ struct scsi_lun {
 	size_t (*vpd_tpc_page)(const struct scsi_lun *lun, uint8_t *buf, size_t cap);
 	struct scsi_copy_status copies[SCSI_COPY_HELD]; /* held list ids (handlers/xcopy.c) */
 	unsigned copies_next;
+	/* Warnings any initiator can trigger, rate-limited per LUN (src/util/log_limit.c):
+	 * a copy range past the end (handlers/xcopy.c), a peer refused as not co-visible
+	 * (src/daemon/lun_policy.c). Zeroed with the LUN. */
+	struct vlog_limit xcopy_range_log, xcopy_peer_log;
 };
 
 struct scsi_cmd;

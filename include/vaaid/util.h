@@ -4,11 +4,20 @@
 #ifndef VAAID_UTIL_H
 #define VAAID_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* CRC-32C (Castagnoli), hardware accelerated where the CPU has SSE4.2. */
+/* CRC-32C (Castagnoli), hardware accelerated where the CPU has SSE4.2. Chains:
+ * vcrc32c(vcrc32c(0, a, n), b, m) is the CRC of a followed by b; vcrc32c(0, "123456789", 9)
+ * is 0xE3069283. */
 uint32_t vcrc32c(uint32_t crc, const void *buf, size_t len);
+/* The two implementations vcrc32c chooses between, same semantics, for tests: the table
+ * path (always available) and the SSE4.2 path, which may be called only when
+ * vcrc32c_hw_available() is 1 (it aborts otherwise). */
+uint32_t vcrc32c_sw(uint32_t crc, const void *buf, size_t len);
+uint32_t vcrc32c_hw(uint32_t crc, const void *buf, size_t len);
+int vcrc32c_hw_available(void);
 
 /* Logging to stderr: "vaaid[LEVEL] dev func: message". */
 enum vlog_level { VLOG_ERR = 0, VLOG_WARN, VLOG_INFO, VLOG_DEBUG };
@@ -17,6 +26,9 @@ void vlog_set_level(enum vlog_level lvl);
 enum vlog_level vlog_get_level(void);
 void vlog_write(enum vlog_level lvl, const char *dev, const char *func, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* vlog_write with a va_list, suffix appended to the message (log_limit.c: its count). */
+void vlog_vwrite(enum vlog_level lvl, const char *dev, const char *func, const char *suffix,
+		 const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
 #define vlog_err(dev, ...) vlog_write(VLOG_ERR, dev, __func__, __VA_ARGS__)
 #define vlog_warn(dev, ...) vlog_write(VLOG_WARN, dev, __func__, __VA_ARGS__)

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vaaid/covisible.h"
 #include "vaaid/daemon.h"
 #include "vaaid/lun.h"
+#include "vaaid/lun_policy.h"
 #include "vaaid/tcmu_dev.h"
 #include "vaaid/tcmu_nl.h"
 #include "vaaid/util.h"
@@ -30,6 +30,7 @@ struct vd_device {
 	char label[200]; /* "<dev> (<pool>/<volume>)" for log lines */
 	char pool[VD_POOL_NAME_MAX + 1], volume[VPOOL_NAME_MAX + 1];
 	char hba[16], dev[TCMU_NL_NAME_MAX];
+	struct vd_backstore bs; /* the names above and LIO's attributes */
 	struct tcmu_uio uio;
 	struct scsi_lun lun;
 	struct tcmu_dev *tdev;
@@ -131,10 +132,8 @@ static void drain(struct vd_devices *ds, struct vd_device *d)
 
 /*
  * EXTENDED COPY peer hook (struct scsi_lun.xcopy_peer): the served LUN with
- * that NAA, if the policy allows it: xcopy_scope=lun (only the LUN itself),
- * pool (any LUN of the same pool), covisible (default: same pool, and every
- * LIO TPG/ACL that exports the receiving LUN exports the other, read from
- * configfs at the time of the copy; see docs/xcopy.md).
+ * that NAA, if vd_xcopy_peer's policy (xcopy_scope; co-visibility read from
+ * configfs at the time of the copy) allows it.
  */
 static struct scsi_lun *dev_xcopy_peer(struct scsi_lun *self, const uint8_t naa[16], int *why)
 {
@@ -147,36 +146,12 @@ static struct scsi_lun *dev_xcopy_peer(struct scsi_lun *self, const uint8_t naa[
 			peer = ds->d[i];
 	}
 	*why = SCSI_PEER_UNKNOWN;
-	if (!me || !peer)
+	if (!me)
 		return NULL;
-	if (peer == me)
-		return self;
-	if (strcmp(peer->pool, me->pool)) {
-		*why = SCSI_PEER_OTHER_POOL;
-		return NULL;
-	}
-	int scope = ds->env.conf->xcopy_scope;
-	if (scope == VD_XCOPY_POOL)
-		return &peer->lun;
-	if (scope == VD_XCOPY_COVISIBLE) {
-		char a[TCMU_NL_NAME_MAX + 24], b[TCMU_NL_NAME_MAX + 24];
-		snprintf(a, sizeof(a), "user_%s/%s", me->hba, me->dev);
-		snprintf(b, sizeof(b), "user_%s/%s", peer->hba, peer->dev);
-		if (vd_covisible(ds->env.conf->configfs_root, a, b) == 1)
-			return &peer->lun;
-		vlog_warn(me->label, "EXTENDED COPY naming %s refused: not exported everywhere %s is",
-			  peer->dev, me->dev);
-	}
-	*why = SCSI_PEER_NOT_COVISIBLE;
-	return NULL;
-}
-
-/* The usable data area of the ring: the map minus mailbox and command ring. */
-static uint64_t data_area_bytes(const struct tcmu_uio *u)
-{
-	const uint32_t *mb = u->map; /* struct tcmu_mailbox: version u16, flags u16, cmdr_off, cmdr_size */
-	uint64_t used = (uint64_t)mb[1] + mb[2];
-	return used < u->map_size ? u->map_size - used : 0;
+	const struct vd_xcopy_policy pol = {.scope = ds->env.conf->xcopy_scope,
+					    .configfs_root = ds->env.conf->configfs_root};
+	return vd_xcopy_peer(&pol, self, &me->bs, peer ? &peer->lun : NULL, peer ? &peer->bs : NULL,
+			     why);
 }
 
 /*
@@ -256,64 +231,16 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 		rc = -EBUSY;
 		goto fail;
 	}
-	struct tcmu_lio_attrs la;
-	rc = tcmu_lio_read_attrs(ds->env.conf->configfs_root, un.hba, un.dev, &la);
+	d->bs = (struct vd_backstore){.hba = d->hba, .dev = d->dev, .pool = d->pool,
+				      .volume = d->volume, .label = d->label};
+	rc = tcmu_lio_read_attrs(ds->env.conf->configfs_root, un.hba, un.dev, &d->bs.attrs);
 	if (rc < 0) {
 		vlog_err(d->label, "cannot read LIO attributes of %s: %s", un.dev, strerror(-rc));
 		goto fail;
 	}
-	if (la.hw_block_size != 512 && la.hw_block_size != 4096) {
-		vlog_err(d->label, "%s: hw_block_size %u is not supported (512 or 4096)", un.dev,
-			 la.hw_block_size);
-		rc = -EINVAL;
+	rc = vd_backstore_volume(vp->pool, &d->bs, &d->vol);
+	if (rc < 0)
 		goto fail;
-	}
-	if (la.write_cache > 0) {
-		vlog_err(d->label, "%s: emulate_write_cache=1 is refused: vaaid reports WCE=0 and "
-			 "completes writes only when durable", un.dev);
-		rc = -EINVAL;
-		goto fail;
-	}
-	d->vol = vpool_volume_find(vp->pool, d->volume);
-	if (!d->vol) {
-		if (!la.dev_size) {
-			vlog_err(d->label, "%s: LIO gives no size for the new volume", un.dev);
-			rc = -EINVAL;
-			goto fail;
-		}
-		rc = vpool_volume_create(vp->pool, d->volume, la.dev_size, la.hw_block_size, &d->vol);
-		if (rc < 0) {
-			vlog_err(d->label, "cannot create volume %s/%s (%" PRIu64 " bytes): %s", d->pool,
-				 d->volume, la.dev_size, strerror(-rc));
-			goto fail;
-		}
-		vlog_info(d->label, "volume %s/%s created thin, %" PRIu64 " bytes, %u-byte blocks",
-			  d->pool, d->volume, la.dev_size, la.hw_block_size);
-	}
-	struct vvol_info vi;
-	vvol_get_info(d->vol, &vi);
-	if (vi.block_size != la.hw_block_size) {
-		vlog_err(d->label, "%s: volume %s/%s has %u-byte blocks but hw_block_size is %u: refused",
-			 un.dev, d->pool, d->volume, vi.block_size, la.hw_block_size);
-		rc = -EINVAL;
-		goto fail;
-	}
-	if (la.dev_size && la.dev_size < vi.size) {
-		vlog_err(d->label, "%s: size %" PRIu64 " is smaller than volume %s/%s (%" PRIu64
-			 " bytes): shrinking is refused", un.dev, la.dev_size, d->pool, d->volume, vi.size);
-		rc = -EINVAL;
-		goto fail;
-	}
-	if (la.dev_size > vi.size) {
-		rc = vvol_grow(d->vol, la.dev_size);
-		if (rc < 0) {
-			vlog_err(d->label, "cannot grow %s/%s to %" PRIu64 ": %s", d->pool, d->volume,
-				 la.dev_size, strerror(-rc));
-			goto fail;
-		}
-		vlog_info(d->label, "volume %s/%s grown to %" PRIu64 " bytes", d->pool, d->volume,
-			  la.dev_size);
-	}
 	if (reset_ring) {
 		rc = tcmu_lio_reset_ring(ds->env.conf->configfs_root, un.hba, un.dev);
 		if (rc < 0)
@@ -325,18 +252,9 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 		vlog_err(d->label, "cannot map /dev/uio%u: %s", minor, strerror(-rc));
 		goto fail;
 	}
-	/* VPD B0 MAXIMUM TRANSFER LENGTH within hw_max_sectors and the data area (SBC-4 6.6.4). */
-	uint64_t max_xfer = (uint64_t)la.hw_max_sectors * la.hw_block_size;
-	uint64_t area = data_area_bytes(&d->uio);
-	d->max_xfer = max_xfer < area ? max_xfer : area;
-	vaaid_lun_init(&d->lun, d->vol, d->max_xfer);
-	d->lun.name = d->label;
-	/* the pool's soft threshold (mode page 1Ch/02h); a LUN coming up while the pool is
-	 * above it gets the unit attention at once (SBC-4 4.7.3.7.2) */
-	vaaid_lun_set_soft_threshold(&d->lun, vaaid_soft_threshold_bytes(vvol_pool(d->vol),
-									  ds->env.conf->soft_threshold));
-	if (vpool_above_soft_threshold(vvol_pool(d->vol)))
-		scsi_lun_post_soft_threshold_ua(&d->lun);
+	uint64_t area = vd_ring_data_area(d->uio.map, d->uio.map_size);
+	d->max_xfer = vd_backstore_lun_init(&d->lun, d->vol, &d->bs, area,
+					    ds->env.conf->soft_threshold);
 	d->lun.xcopy_peer = dev_xcopy_peer;
 	d->lun.peer_arg = ds;
 	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
@@ -348,7 +266,7 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 	ds->d[ds->n++] = d;
 	vlog_info(d->label, "serving %s as %s/%s (uio%u, max transfer %" PRIu64 " bytes)", un.dev,
 		  d->pool, d->volume, minor, d->max_xfer);
-	warn_small_transfers(d, &la, area);
+	warn_small_transfers(d, &d->bs.attrs, area);
 	return 0;
 fail:
 	free_device(d);

@@ -7,7 +7,6 @@
  * the file system's conversions of newly written data are then not committed
  * by every journal write); a pool on a block device keeps it inside.
  */
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "vaaid/daemon.h"
+#include "vaaid/endian.h"
 #include "vaaid/io.h"
 #include "vaaid/meta.h"
 #include "vaaid/util.h"
@@ -193,10 +193,7 @@ static int holds_pool(struct vblk *dev, bool *yes)
 	if (!b)
 		return -ENOMEM;
 	int rc = dev->size >= 2 * VSB_SIZE ? vblk_pread_sync(dev, b, 2 * VSB_SIZE, 0) : 0;
-	uint64_t m0, m1;
-	memcpy(&m0, b, 8);
-	memcpy(&m1, b + VSB_SIZE, 8);
-	*yes = rc == 0 && (le64toh(m0) == VSB_MAGIC || le64toh(m1) == VSB_MAGIC);
+	*yes = rc == 0 && (vget_le64(b) == VSB_MAGIC || vget_le64(b + VSB_SIZE) == VSB_MAGIC);
 	free(b);
 	return rc;
 }

@@ -22,7 +22,22 @@
  *     empty FIFO.
  *   - Crash (armed countdown over write/flush submissions, or crash_now):
  *     each pending write, in a random order from a seeded splitmix64, is
- *     dropped, applied, or torn (every 512-byte sector applied or not). The
+ *     dropped, applied, or torn (every 512-byte sector applied or not).
+ *     Fault models (vblk_crashsim_set_faults, all off by default):
+ *     VBLK_CS_TRASH adds a fourth outcome, "trashed": each sector old, new or
+ *     random bytes -- random only where the write changes the bytes (not a
+ *     rewrite of the same bytes, not a sector a newer durable write covers:
+ *     patch_older gave it the newer data). VBLK_CS_LOST_ALLOC makes file-system
+ *     metadata volatile too: an allocate (fallocate) and a grow (size change)
+ *     are pending until a flush submitted after them completes; a DSYNC write
+ *     makes the blocks it covers mapped, and a pending grow's size when the write
+ *     reaches past the durable size (POSIX data integrity: the size is then
+ *     needed to read it back; ext4 and XFS commit the size with any fdatasync,
+ *     but the engine must not count on that).
+ *     At the crash, pending allocations are lost, the size falls back to the
+ *     durable one, and the sectors of pending writes that lie in 4 KiB blocks
+ *     never durably mapped (a hole or an unwritten extent reads zeros) or past
+ *     the durable size are dropped, whatever the outcome drawn for them. The
  *     device is then dead: every operation in flight (the one that fired the
  *     crash included) and every later one completes with -EIO, so that a
  *     caller waiting synchronously (vpool_grow's checkpoint) gets its answer
@@ -49,6 +64,7 @@
 #include <liburing.h>
 
 #include "vaaid/io.h"
+#include "vaaid/rng.h"
 
 #define CS_BLOCK 4096u
 
@@ -61,6 +77,14 @@ struct pwrite { /* a write that is not durable yet */
 	uint8_t data[];
 };
 
+/* VBLK_CS_LOST_ALLOC: an allocate or grow not yet made durable by a flush. */
+struct pmeta {
+	struct pmeta *next;
+	bool grow;           /* a size change to len; else an allocation of [off, off+len) */
+	uint64_t off, len;
+	uint64_t done_clock; /* when it completed */
+};
+
 enum cs_kind { CS_READ, CS_WRITE, CS_FLUSH, CS_ALLOC };
 
 struct cs_comp { /* a completion waiting for delivery */
@@ -70,6 +94,7 @@ struct cs_comp { /* a completion waiting for delivery */
 	int res;
 	struct pwrite *pw;    /* CS_WRITE */
 	uint64_t flush_clock; /* CS_FLUSH: submission time */
+	uint64_t alloc_off, alloc_len; /* CS_ALLOC */
 };
 
 struct csdev {
@@ -87,6 +112,12 @@ struct csdev {
 	_Atomic uint64_t io_count;
 	uint64_t gen, seq, clock, arm_left, rng;
 	uint64_t alloc_limit; /* 0: none; else allocate past this offset fails (ENOSPC) */
+	unsigned faults;      /* VBLK_CS_* */
+	uint64_t dur_size;    /* the size a power loss leaves (VBLK_CS_LOST_ALLOC) */
+	uint8_t *mapped;      /* bit per CS_BLOCK: durably allocated (tracked always) */
+	struct pmeta *meta;   /* pending allocations and grows, newest first */
+	struct vblk_crashsim_fault_stats fst;
+	uint64_t last_data_off; /* VBLK_CS_INJECT_GARBAGE: last durable DSYNC data write + 1 */
 	/* vblk_crashsim_link: the other device of a pair that loses power together;
 	 * the leader (follower == false) counts both devices' crash points. */
 	struct csdev *peer;
@@ -95,17 +126,10 @@ struct csdev {
 
 static const struct vblk_ops cs_ops;
 
+static int meta_add(struct csdev *d, bool grow, uint64_t off, uint64_t len);
+static uint64_t round_up_block(uint64_t x) { return (x + CS_BLOCK - 1) / CS_BLOCK * CS_BLOCK; }
+
 static struct csdev *to_cs(struct vblk *b) { return (struct csdev *)b; }
-
-/* ------------------------------------------------------------------- PRNG */
-
-static uint64_t cs_rand(struct csdev *d)
-{
-	uint64_t z = (d->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* --------------------------------------------------------- pending writes */
 
@@ -155,17 +179,76 @@ static void patch_older(struct csdev *d, const struct pwrite *pw)
 	}
 }
 
+/* ------------------------------------------------- file-system metadata */
+
+static bool is_mapped(const struct csdev *d, uint64_t off)
+{
+	uint64_t k = off / CS_BLOCK;
+	return d->mapped[k / 8] >> (k % 8) & 1;
+}
+
+static void map_range(struct csdev *d, uint64_t off, uint64_t len)
+{
+	if (!len)
+		return;
+	for (uint64_t k = off / CS_BLOCK; k <= (off + len - 1) / CS_BLOCK; k++)
+		d->mapped[k / 8] |= (uint8_t)(1u << (k % 8));
+}
+
+static void meta_free_all(struct csdev *d)
+{
+	while (d->meta) {
+		struct pmeta *m = d->meta;
+		d->meta = m->next;
+		free(m);
+	}
+}
+
+/* Pending metadata completed before clock. A flush: all of it. A DSYNC write
+ * (need_end != 0): only grows, and only when the write reaches past the durable
+ * size -- the size is then metadata needed to read that data back (POSIX
+ * synchronized I/O data integrity); a DSYNC write inside the old size need not
+ * commit a size change (ext4 and XFS happen to, which the engine must not rely
+ * on: vpool_grow flushes). */
+static void meta_durable(struct csdev *d, uint64_t clock, uint64_t need_end)
+{
+	bool grows_only = need_end != 0;
+	if (grows_only && need_end <= d->dur_size)
+		return;
+	for (struct pmeta **pp = &d->meta; *pp;) {
+		struct pmeta *m = *pp;
+		if (m->done_clock >= clock || (grows_only && !m->grow)) {
+			pp = &m->next;
+			continue;
+		}
+		if (m->grow) {
+			if (m->len > d->dur_size)
+				d->dur_size = m->len;
+		} else {
+			map_range(d, m->off, m->len);
+		}
+		*pp = m->next;
+		free(m);
+	}
+}
+
 static void make_durable(struct csdev *d, struct pwrite *pw)
 {
 	memcpy(d->durable + pw->off, pw->data, pw->len);
+	map_range(d, pw->off, pw->len); /* a durable write maps what it covers */
+	if (pw->dsync && !pw->meta)
+		d->last_data_off = pw->off + 1;
+	if (pw->dsync)
+		meta_durable(d, pw->done_clock, pw->off + pw->len); /* the size it needs */
 	patch_older(d, pw);
 	pending_unlink(d, pw);
 	free(pw);
 }
 
-/* Flush: every write whose callback ran before the flush was submitted. */
+/* Flush: every write whose callback ran before the flush was submitted (and metadata). */
 static void flush_durable(struct csdev *d, uint64_t flush_clock)
 {
+	meta_durable(d, flush_clock, 0);
 	struct pwrite *pw = d->p_head;
 	while (pw) {
 		struct pwrite *next = pw->next;
@@ -177,18 +260,46 @@ static void flush_durable(struct csdev *d, uint64_t flush_clock)
 
 /* ------------------------------------------------------------------ crash */
 
-static void crash_one(struct csdev *d, const struct pwrite *pw)
+/* Sector s (byte offset in pw) lands as src, unless lost with its block's mapping. */
+static void land(struct csdev *d, const struct pwrite *pw, size_t s, const uint8_t *src)
 {
-	uint64_t how = cs_rand(d) % 3;
-	if (how == 0)
-		return; /* dropped */
-	if (how == 1) {
-		memcpy(d->durable + pw->off, pw->data, pw->len);
+	uint64_t off = pw->off + s;
+	if ((d->faults & VBLK_CS_LOST_ALLOC) && (off >= d->dur_size || !is_mapped(d, off))) {
+		d->fst.unmapped_dropped++; /* reads zeros: a hole, an unwritten extent, past EOF */
 		return;
 	}
-	for (size_t s = 0; s < pw->len; s += VBLK_SECTOR) /* torn */
-		if (cs_rand(d) & 1)
-			memcpy(d->durable + pw->off + s, pw->data + s, VBLK_SECTOR);
+	memcpy(d->durable + off, src, VBLK_SECTOR);
+}
+
+static void random_sector(struct csdev *d, uint8_t *p)
+{
+	for (size_t i = 0; i < VBLK_SECTOR; i += 8) {
+		uint64_t x = vrng_next(&d->rng);
+		memcpy(p + i, &x, 8);
+	}
+}
+
+static void crash_one(struct csdev *d, const struct pwrite *pw)
+{
+	uint64_t how = vrng_next(&d->rng) % (d->faults & VBLK_CS_TRASH ? 4 : 3);
+	if (how == 0)
+		return; /* dropped */
+	for (size_t s = 0; s < pw->len; s += VBLK_SECTOR) {
+		uint64_t r = how == 1 ? 1 : vrng_next(&d->rng) % (how == 2 ? 2 : 3);
+		/* Bytes a write does not change are not trashed: a rewrite of the same bytes
+		 * (a read-modify-write of a whole granule, zero padding) leaves them
+		 * (docs/crash.md); so is a sector a newer durable write covers, whose data
+		 * patch_older put into this one. */
+		bool same = !memcmp(d->durable + pw->off + s, pw->data + s, VBLK_SECTOR);
+		if (r == 1 || (r == 2 && same)) {
+			land(d, pw, s, pw->data + s); /* applied */
+		} else if (r == 2) { /* trashed: random bytes */
+			uint8_t junk[VBLK_SECTOR];
+			random_sector(d, junk);
+			land(d, pw, s, junk);
+			d->fst.trashed_sectors++;
+		}
+	}
 }
 
 /* Every pending write, in a random order, is dropped, applied or torn. */
@@ -206,7 +317,7 @@ static void crash_pending(struct csdev *d)
 	for (struct pwrite *pw = d->p_head; pw; pw = pw->next)
 		v[i++] = pw;
 	for (i = n; i > 1; i--) {
-		size_t j = cs_rand(d) % i;
+		size_t j = vrng_next(&d->rng) % i;
 		struct pwrite *t = v[i - 1];
 		v[i - 1] = v[j];
 		v[j] = t;
@@ -231,6 +342,20 @@ static void cs_crash(struct csdev *d)
 	if (d->dead)
 		return;
 	crash_pending(d);
+	if ((d->faults & VBLK_CS_INJECT_GARBAGE) && d->last_data_off) {
+		/* A broken device: a durable (so maybe acknowledged) data sector goes bad. */
+		random_sector(d, d->durable + d->last_data_off - 1);
+		d->last_data_off = 0;
+		d->fst.injected++;
+	}
+	if (d->faults & VBLK_CS_LOST_ALLOC) {
+		for (struct pmeta *m = d->meta; m; m = m->next)
+			if (m->grow)
+				d->fst.lost_grows++;
+			else
+				d->fst.lost_allocs++;
+	}
+	meta_free_all(d);
 	comps_after_crash(d);
 	d->dead = true;
 	d->arm_left = 0;
@@ -293,6 +418,9 @@ static void deliver(struct csdev *d, struct cs_comp *c)
 			make_durable(d, c->pw); /* frees c->pw */
 	} else if (c->kind == CS_FLUSH) {
 		flush_durable(d, c->flush_clock);
+	} else if (c->kind == CS_ALLOC) {
+		if (meta_add(d, false, c->alloc_off, c->alloc_len) < 0)
+			res = -ENOMEM;
 	} else if (c->kind == CS_READ && res > 0) {
 		d->b.stats.bytes_read += (uint64_t)res;
 	}
@@ -498,7 +626,32 @@ static int cs_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op
 	/* A full file system below the device (vblk_crashsim_set_alloc_limit). */
 	if (d->alloc_limit && off + len > d->alloc_limit)
 		return queue_comp(d, CS_ALLOC, op, -ENOSPC, NULL);
-	return queue_comp(d, CS_ALLOC, op, 0, NULL);
+	struct cs_comp *c;
+	rc = queue_comp(d, CS_ALLOC, op, 0, &c);
+	if (rc == 0) {
+		c->alloc_off = off;
+		c->alloc_len = len;
+	}
+	return rc;
+}
+
+/* Record an allocate or grow that just completed (durable at once without LOST_ALLOC). */
+static int meta_add(struct csdev *d, bool grow, uint64_t off, uint64_t len)
+{
+	if (!(d->faults & VBLK_CS_LOST_ALLOC)) {
+		if (grow)
+			d->dur_size = len;
+		else
+			map_range(d, off, len);
+		return 0;
+	}
+	struct pmeta *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	*m = (struct pmeta){.next = d->meta, .grow = grow, .off = off, .len = len,
+			    .done_clock = ++d->clock};
+	d->meta = m;
+	return 0;
 }
 
 static int grow_image(uint8_t **img, uint64_t old_size, uint64_t new_size)
@@ -511,6 +664,8 @@ static int grow_image(uint8_t **img, uint64_t old_size, uint64_t new_size)
 	return 0;
 }
 
+static uint64_t map_bytes(uint64_t size) { return (size + 8ull * CS_BLOCK - 1) / (8ull * CS_BLOCK); }
+
 static int cs_grow(struct vblk *b, uint64_t new_size)
 {
 	struct csdev *d = to_cs(b);
@@ -518,11 +673,17 @@ static int cs_grow(struct vblk *b, uint64_t new_size)
 		return -EIO;
 	if (new_size < b->size || new_size % VBLK_SECTOR || new_size > SIZE_MAX)
 		return -EINVAL;
+	if (new_size == b->size)
+		return 0;
 	int rc = grow_image(&d->visible, b->size, new_size);
 	if (rc == 0)
 		rc = grow_image(&d->durable, b->size, new_size);
 	if (rc == 0)
-		b->size = new_size; /* on failure visible may be larger: harmless */
+		rc = grow_image(&d->mapped, map_bytes(b->size), map_bytes(new_size));
+	if (rc == 0)
+		rc = meta_add(d, true, 0, new_size);
+	if (rc == 0)
+		b->size = new_size; /* on failure the images may be larger: harmless */
 	return rc;
 }
 
@@ -626,6 +787,8 @@ static void cs_free(struct csdev *d)
 {
 	pending_free_all(d);
 	comps_free_all(d);
+	meta_free_all(d);
+	free(d->mapped);
 	free(d->visible);
 	free(d->durable);
 	free(d->path);
@@ -666,7 +829,9 @@ static int cs_new(struct vreactor *r, uint64_t size, uint64_t seed, struct csdev
 		return -ENOMEM;
 	d->visible = calloc(1, (size_t)size);
 	d->durable = calloc(1, (size_t)size);
-	if (!d->visible || !d->durable) {
+	d->mapped = calloc(1, (size_t)map_bytes(size));
+	d->dur_size = size;
+	if (!d->visible || !d->durable || !d->mapped) {
 		cs_free(d);
 		return -ENOMEM;
 	}
@@ -721,6 +886,10 @@ static int cs_open_existing(struct vreactor *r, const char *path, uint64_t seed,
 	if (rc == 0)
 		rc = load_image(fd, d->durable, d->b.size);
 	close(fd);
+	for (uint64_t off = 0; rc == 0 && off < d->b.size; off += CS_BLOCK) /* holes: unmapped */
+		if (!block_is_zero(d->durable + off, (size_t)(d->b.size - off < CS_BLOCK
+								     ? d->b.size - off : CS_BLOCK)))
+			map_range(d, off, 1);
 	if (rc < 0) {
 		if (d)
 			cs_free(d);
@@ -815,6 +984,15 @@ static void power_on_one(struct csdev *d, struct vreactor *r)
 {
 	struct vblk *b = &d->b;
 	comps_free_all(d);
+	if (d->dur_size < b->size) { /* a grow lost: the file is shorter, what was past it gone */
+		memset(d->durable + d->dur_size, 0, (size_t)(b->size - d->dur_size));
+		memset(d->visible + d->dur_size, 0, (size_t)(b->size - d->dur_size));
+		for (uint64_t off = round_up_block(d->dur_size); off < b->size; off += CS_BLOCK) {
+			uint64_t k = off / CS_BLOCK;
+			d->mapped[k / 8] &= (uint8_t)~(1u << (k % 8));
+		}
+		b->size = d->dur_size;
+	}
 	memcpy(d->visible, d->durable, (size_t)b->size);
 	d->kick_pending = false; /* an old kick, if it ever runs, finds nothing */
 	d->dead = false;
@@ -826,4 +1004,18 @@ static void power_on_one(struct csdev *d, struct vreactor *r)
 void vblk_crashsim_set_alloc_limit(struct vblk *b, uint64_t limit)
 {
 	to_cs(b)->alloc_limit = limit;
+}
+
+void vblk_crashsim_set_faults(struct vblk *b, unsigned faults)
+{
+	if (vblk_is_crashsim(b))
+		to_cs(b)->faults = faults;
+}
+
+void vblk_crashsim_fault_stats(const struct vblk *b, struct vblk_crashsim_fault_stats *st)
+{
+	if (vblk_is_crashsim(b))
+		*st = ((const struct csdev *)b)->fst;
+	else
+		memset(st, 0, sizeof(*st));
 }

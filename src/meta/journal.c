@@ -18,11 +18,11 @@
  * paused, everything appended made durable), writes its state, then resets the
  * ring's start to the current position and resumes.
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "vaaid/endian.h"
 #include "vaaid/meta.h"
 #include "vaaid/util.h"
 
@@ -54,11 +54,6 @@ struct vjournal {
 	void *owner;
 	uint64_t commits, records;
 };
-
-static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
-static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
-static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
 /* Header layout: magic 0, uuid 8, seq 24, payload length 32, records 36, crc 40. */
 enum { H_MAGIC = 0, H_UUID = 8, H_SEQ = 24, H_LEN = 32, H_NREC = 36, H_CRC = 40 };
@@ -266,12 +261,12 @@ static void start_commit(struct vjournal *j)
 	memset(b->data + b->used, 0, len - b->used);
 	uint8_t *h = b->data;
 	memset(h, 0, VJ_HDR_SIZE);
-	put64(h + H_MAGIC, VJ_MAGIC);
+	vput_le64(h + H_MAGIC, VJ_MAGIC);
 	memcpy(h + H_UUID, j->uuid, 16);
-	put64(h + H_SEQ, j->open_seq);
-	put32(h + H_LEN, b->used - VJ_HDR_SIZE);
-	put32(h + H_NREC, b->nrec);
-	put32(h + H_CRC, vcrc32c(0, h, b->used));
+	vput_le64(h + H_SEQ, j->open_seq);
+	vput_le32(h + H_LEN, b->used - VJ_HDR_SIZE);
+	vput_le32(h + H_NREC, b->nrec);
+	vput_le32(h + H_CRC, vcrc32c(0, h, b->used));
 	uint64_t pos = j->wpos;
 	if (pos + len > j->size) {
 		j->used += j->size - pos;
@@ -342,10 +337,10 @@ static int read_commit(struct vblk *dev, const struct vsb *sb, uint64_t pos, uin
 	int rc = vblk_pread_sync(dev, buf, VJ_BLOCK, sb->journal_off + pos);
 	if (rc < 0)
 		return rc;
-	if (get64(buf + H_MAGIC) != VJ_MAGIC || memcmp(buf + H_UUID, sb->uuid, 16) ||
-	    get64(buf + H_SEQ) != seq)
+	if (vget_le64(buf + H_MAGIC) != VJ_MAGIC || memcmp(buf + H_UUID, sb->uuid, 16) ||
+	    vget_le64(buf + H_SEQ) != seq)
 		return 0;
-	uint32_t plen = get32(buf + H_LEN);
+	uint32_t plen = vget_le32(buf + H_LEN);
 	if (plen > VJ_MAX_COMMIT - VJ_HDR_SIZE)
 		return 0;
 	uint32_t len = (uint32_t)vround_up(VJ_HDR_SIZE + plen, VJ_BLOCK);
@@ -357,12 +352,12 @@ static int read_commit(struct vblk *dev, const struct vsb *sb, uint64_t pos, uin
 		if (rc < 0)
 			return rc;
 	}
-	uint32_t crc = get32(buf + H_CRC);
-	put32(buf + H_CRC, 0);
+	uint32_t crc = vget_le32(buf + H_CRC);
+	vput_le32(buf + H_CRC, 0);
 	if (vcrc32c(0, buf, VJ_HDR_SIZE + plen) != crc)
 		return 0;
 	*payload_len = plen;
-	*nrec = get32(buf + H_NREC);
+	*nrec = vget_le32(buf + H_NREC);
 	return (int)len;
 }
 

@@ -8,20 +8,15 @@
  * copy names a checkpoint area and journal position that are still intact
  * because nothing is reclaimed until the new superblock is durable.
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "vaaid/endian.h"
 #include "vaaid/meta.h"
 #include "vaaid/util.h"
 
 #define CRC_OFF (VSB_SIZE - 4)
-
-static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
-static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
-static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
 _Static_assert(VJF_HDR_SIZE == VSB_SIZE, "both header blocks keep their crc in the last 4 bytes");
 
@@ -45,30 +40,30 @@ enum {
 void vsb_encode(const struct vsb *sb, uint8_t *b)
 {
 	memset(b, 0, VSB_SIZE);
-	put64(b + O_MAGIC, VSB_MAGIC);
-	put32(b + O_VERSION, sb->version);
-	put32(b + O_COMPAT, sb->compat);
-	put32(b + O_INCOMPAT, sb->incompat);
-	put32(b + O_ROCOMPAT, sb->ro_compat);
+	vput_le64(b + O_MAGIC, VSB_MAGIC);
+	vput_le32(b + O_VERSION, sb->version);
+	vput_le32(b + O_COMPAT, sb->compat);
+	vput_le32(b + O_INCOMPAT, sb->incompat);
+	vput_le32(b + O_ROCOMPAT, sb->ro_compat);
 	memcpy(b + O_UUID, sb->uuid, 16);
-	put64(b + O_GEN, sb->generation);
-	put64(b + O_DEVSIZE, sb->dev_size);
-	put32(b + O_EXTENT, sb->extent_size);
-	put32(b + O_GRANULE, sb->granule);
-	put64(b + O_CKPT0, sb->ckpt_off[0]);
-	put64(b + O_CKPT1, sb->ckpt_off[1]);
-	put64(b + O_CKPTSIZE, sb->ckpt_size);
-	put64(b + O_JOFF, sb->journal_off);
-	put64(b + O_JSIZE, sb->journal_size);
-	put64(b + O_DATAOFF, sb->data_off);
-	put64(b + O_NEXT, sb->n_extents);
-	put32(b + O_CKACT, sb->ckpt_active);
-	put64(b + O_CKSEQ, sb->ckpt_seq);
-	put64(b + O_CKLEN, sb->ckpt_len);
-	put32(b + O_CKCRC, sb->ckpt_crc);
-	put64(b + O_JSTART, sb->journal_start);
-	put64(b + O_JSEQ, sb->journal_seq);
-	put32(b + CRC_OFF, block_crc(b));
+	vput_le64(b + O_GEN, sb->generation);
+	vput_le64(b + O_DEVSIZE, sb->dev_size);
+	vput_le32(b + O_EXTENT, sb->extent_size);
+	vput_le32(b + O_GRANULE, sb->granule);
+	vput_le64(b + O_CKPT0, sb->ckpt_off[0]);
+	vput_le64(b + O_CKPT1, sb->ckpt_off[1]);
+	vput_le64(b + O_CKPTSIZE, sb->ckpt_size);
+	vput_le64(b + O_JOFF, sb->journal_off);
+	vput_le64(b + O_JSIZE, sb->journal_size);
+	vput_le64(b + O_DATAOFF, sb->data_off);
+	vput_le64(b + O_NEXT, sb->n_extents);
+	vput_le32(b + O_CKACT, sb->ckpt_active);
+	vput_le64(b + O_CKSEQ, sb->ckpt_seq);
+	vput_le64(b + O_CKLEN, sb->ckpt_len);
+	vput_le32(b + O_CKCRC, sb->ckpt_crc);
+	vput_le64(b + O_JSTART, sb->journal_start);
+	vput_le64(b + O_JSEQ, sb->journal_seq);
+	vput_le32(b + CRC_OFF, block_crc(b));
 }
 
 /* Geometry sanity: every region inside the device, in order, not overlapping. */
@@ -104,33 +99,33 @@ static int vsb_check_geometry(const struct vsb *sb)
 
 int vsb_decode(const uint8_t *b, struct vsb *sb)
 {
-	if (get64(b + O_MAGIC) != VSB_MAGIC)
+	if (vget_le64(b + O_MAGIC) != VSB_MAGIC)
 		return -ENODATA;
-	if (block_crc(b) != get32(b + CRC_OFF))
+	if (block_crc(b) != vget_le32(b + CRC_OFF))
 		return -EBADMSG;
 	memset(sb, 0, sizeof(*sb));
-	sb->version = get32(b + O_VERSION);
-	sb->compat = get32(b + O_COMPAT);
-	sb->incompat = get32(b + O_INCOMPAT);
-	sb->ro_compat = get32(b + O_ROCOMPAT);
+	sb->version = vget_le32(b + O_VERSION);
+	sb->compat = vget_le32(b + O_COMPAT);
+	sb->incompat = vget_le32(b + O_INCOMPAT);
+	sb->ro_compat = vget_le32(b + O_ROCOMPAT);
 	memcpy(sb->uuid, b + O_UUID, 16);
-	sb->generation = get64(b + O_GEN);
-	sb->dev_size = get64(b + O_DEVSIZE);
-	sb->extent_size = get32(b + O_EXTENT);
-	sb->granule = get32(b + O_GRANULE);
-	sb->ckpt_off[0] = get64(b + O_CKPT0);
-	sb->ckpt_off[1] = get64(b + O_CKPT1);
-	sb->ckpt_size = get64(b + O_CKPTSIZE);
-	sb->journal_off = get64(b + O_JOFF);
-	sb->journal_size = get64(b + O_JSIZE);
-	sb->data_off = get64(b + O_DATAOFF);
-	sb->n_extents = get64(b + O_NEXT);
-	sb->ckpt_active = get32(b + O_CKACT);
-	sb->ckpt_seq = get64(b + O_CKSEQ);
-	sb->ckpt_len = get64(b + O_CKLEN);
-	sb->ckpt_crc = get32(b + O_CKCRC);
-	sb->journal_start = get64(b + O_JSTART);
-	sb->journal_seq = get64(b + O_JSEQ);
+	sb->generation = vget_le64(b + O_GEN);
+	sb->dev_size = vget_le64(b + O_DEVSIZE);
+	sb->extent_size = vget_le32(b + O_EXTENT);
+	sb->granule = vget_le32(b + O_GRANULE);
+	sb->ckpt_off[0] = vget_le64(b + O_CKPT0);
+	sb->ckpt_off[1] = vget_le64(b + O_CKPT1);
+	sb->ckpt_size = vget_le64(b + O_CKPTSIZE);
+	sb->journal_off = vget_le64(b + O_JOFF);
+	sb->journal_size = vget_le64(b + O_JSIZE);
+	sb->data_off = vget_le64(b + O_DATAOFF);
+	sb->n_extents = vget_le64(b + O_NEXT);
+	sb->ckpt_active = vget_le32(b + O_CKACT);
+	sb->ckpt_seq = vget_le64(b + O_CKSEQ);
+	sb->ckpt_len = vget_le64(b + O_CKLEN);
+	sb->ckpt_crc = vget_le32(b + O_CKCRC);
+	sb->journal_start = vget_le64(b + O_JSTART);
+	sb->journal_seq = vget_le64(b + O_JSEQ);
 	if (sb->version != VSB_VERSION)
 		return -EPROTONOSUPPORT;
 	if (sb->incompat & ~VSB_INCOMPAT_KNOWN)
@@ -196,12 +191,12 @@ enum { JF_MAGIC = 0, JF_VERSION = 8, JF_UUID = 16, JF_JOFF = 32, JF_JSIZE = 40 }
 static void vjf_encode(const struct vsb *sb, uint8_t *b)
 {
 	memset(b, 0, VJF_HDR_SIZE);
-	put64(b + JF_MAGIC, VJF_MAGIC);
-	put32(b + JF_VERSION, VSB_VERSION);
+	vput_le64(b + JF_MAGIC, VJF_MAGIC);
+	vput_le32(b + JF_VERSION, VSB_VERSION);
 	memcpy(b + JF_UUID, sb->uuid, 16);
-	put64(b + JF_JOFF, sb->journal_off);
-	put64(b + JF_JSIZE, sb->journal_size);
-	put32(b + CRC_OFF, block_crc(b));
+	vput_le64(b + JF_JOFF, sb->journal_off);
+	vput_le64(b + JF_JSIZE, sb->journal_size);
+	vput_le32(b + CRC_OFF, block_crc(b));
 }
 
 int vjf_header_write(struct vblk *jdev, const struct vsb *sb)
@@ -224,14 +219,14 @@ int vjf_header_check(struct vblk *jdev, const struct vsb *sb)
 		return -ENOMEM;
 	int rc = vblk_pread_sync(jdev, b, VJF_HDR_SIZE, 0);
 	if (rc >= 0) {
-		if (get64(b + JF_MAGIC) != VJF_MAGIC)
+		if (vget_le64(b + JF_MAGIC) != VJF_MAGIC)
 			rc = -ENODATA;
-		else if (block_crc(b) != get32(b + CRC_OFF) || get32(b + JF_VERSION) != VSB_VERSION)
+		else if (block_crc(b) != vget_le32(b + CRC_OFF) || vget_le32(b + JF_VERSION) != VSB_VERSION)
 			rc = -EBADMSG;
 		else if (memcmp(b + JF_UUID, sb->uuid, 16))
 			rc = -EXDEV;
-		else if (get64(b + JF_JOFF) != sb->journal_off ||
-			 get64(b + JF_JSIZE) != sb->journal_size ||
+		else if (vget_le64(b + JF_JOFF) != sb->journal_off ||
+			 vget_le64(b + JF_JSIZE) != sb->journal_size ||
 			 jdev->size < sb->journal_off + sb->journal_size)
 			rc = -EUCLEAN;
 		else

@@ -25,13 +25,13 @@
  * journal ring and resumes appends. Loading also reads through a window. Data reads and in-place overwrites
  * continue throughout; only metadata changes wait.
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "pool_internal.h"
+#include "vaaid/endian.h"
 #include "vaaid/util.h"
 
 #define CKPT_MAGIC 0x54504B4344494141ull /* "AAIDCKPT" */
@@ -40,13 +40,6 @@
 #define CKPT_REFRUN 8u
 #define CKPT_RUN 24u
 #define CKPT_HYDR 24u
-
-static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
-static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
-static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
-static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
-static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
 /*
  * Blobs are large (up to ~40 MiB per TiB of pool) and short-lived: they are
@@ -139,14 +132,14 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			if (cap - n < CKPT_HDR)
 				goto full;
 			memset(o, 0, CKPT_HDR);
-			put64(o, CKPT_MAGIC);
-			put64(o + 8, p->n_ext);
-			put32(o + 16, p->bm_words);
-			put32(o + 20, p->n_vols);
-			put64(o + 24, s->n_refruns);
-			put64(o + 32, s->n_runs);
-			put64(o + 40, s->n_partial);
-			put64(o + 48, s->n_hydr);
+			vput_le64(o, CKPT_MAGIC);
+			vput_le64(o + 8, p->n_ext);
+			vput_le32(o + 16, p->bm_words);
+			vput_le32(o + 20, p->n_vols);
+			vput_le64(o + 24, s->n_refruns);
+			vput_le64(o + 32, s->n_runs);
+			vput_le64(o + 40, s->n_partial);
+			vput_le64(o + 48, s->n_hydr);
 			n += CKPT_HDR;
 			s->section = SER_VOLS;
 			s->i = 0;
@@ -161,9 +154,9 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 				goto full;
 			const struct vvol *v = p->vols[p->order[s->i++]];
 			memset(o, 0, CKPT_VOL);
-			put16(o, v->idx);
-			put32(o + 4, v->block_size);
-			put64(o + 8, v->size);
+			vput_le16(o, v->idx);
+			vput_le32(o + 4, v->block_size);
+			vput_le64(o + 8, v->size);
 			memcpy(o + 16, v->naa, 16);
 			memcpy(o + 32, v->serial, 33);
 			o[65] = (uint8_t)strlen(v->name);
@@ -183,8 +176,8 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			uint64_t i = s->i, j = i;
 			while (j < p->n_ext && p->refs[j] == p->refs[i] && j - i < UINT32_MAX)
 				j++;
-			put32(o, (uint32_t)(j - i));
-			put32(o + 4, p->refs[i]);
+			vput_le32(o, (uint32_t)(j - i));
+			vput_le32(o + 4, p->refs[i]);
 			n += CKPT_REFRUN;
 			s->i = j;
 			break;
@@ -210,11 +203,11 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			uint64_t st = e;
 			while (e + 1 < v->n_vext && v->map[e + 1] == v->map[e] + 1 && e + 1 - st < UINT32_MAX)
 				e++;
-			put16(o, v->idx);
-			put16(o + 2, 0);
-			put32(o + 4, (uint32_t)(e + 1 - st));
-			put64(o + 8, st);
-			put64(o + 16, v->map[st] - 1);
+			vput_le16(o, v->idx);
+			vput_le16(o + 2, 0);
+			vput_le32(o + 4, (uint32_t)(e + 1 - st));
+			vput_le64(o + 8, st);
+			vput_le64(o + 16, v->map[st] - 1);
 			n += CKPT_RUN;
 			s->e = e + 1;
 			break;
@@ -232,9 +225,9 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 				goto full;
 			s->it = it;
 			const struct hydr_ent *h = val;
-			put64(o, h->pext);
-			put64(o + 8, h->src);
-			put64(o + 16, (uint64_t)h->idx << 48 | h->vext);
+			vput_le64(o, h->pext);
+			vput_le64(o + 8, h->src);
+			vput_le64(o + 16, (uint64_t)h->idx << 48 | h->vext);
 			n += CKPT_HYDR;
 			break;
 		}
@@ -249,10 +242,10 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			if (cap - n < part)
 				goto full;
 			s->it = it;
-			put64(o, key);
+			vput_le64(o, key);
 			const uint64_t *bm = val;
 			for (uint32_t k = 0; k < p->bm_words; k++)
-				put64(o + 8 + 8 * k, bm[k]);
+				vput_le64(o + 8 + 8 * k, bm[k]);
 			n += part;
 			break;
 		}
@@ -342,10 +335,10 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 	const uint8_t *b = rd_take(rd, CKPT_HDR);
 	if (!b)
 		return rd->err;
-	if (get64(b) != CKPT_MAGIC || get64(b + 8) != p->n_ext || get32(b + 16) != p->bm_words)
+	if (vget_le64(b) != CKPT_MAGIC || vget_le64(b + 8) != p->n_ext || vget_le32(b + 16) != p->bm_words)
 		return -EUCLEAN;
-	uint64_t n_vols = get32(b + 20), n_refruns = get64(b + 24), n_runs = get64(b + 32),
-		 n_partial = get64(b + 40), n_hydr = get64(b + 48);
+	uint64_t n_vols = vget_le32(b + 20), n_refruns = vget_le64(b + 24), n_runs = vget_le64(b + 32),
+		 n_partial = vget_le64(b + 40), n_hydr = vget_le64(b + 48);
 	if (n_vols > VPOOL_MAX_VOLUMES || n_refruns > p->n_ext || n_runs > len ||
 	    n_partial > p->n_ext || n_hydr > p->n_ext)
 		return -EUCLEAN;
@@ -365,7 +358,7 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 			return -EUCLEAN;
 		memcpy(name, r + 66, nl);
 		name[nl] = 0;
-		int rc = pool_apply_vol_create(p, get16(r), name, get64(r + 8), get32(r + 4), r + 16,
+		int rc = pool_apply_vol_create(p, vget_le16(r), name, vget_le64(r + 8), vget_le32(r + 4), r + 16,
 					       serial);
 		if (rc < 0)
 			return rc;
@@ -374,8 +367,8 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 	for (uint64_t i = 0; i < n_refruns; i++) {
 		if (!(r = rd_take(rd, CKPT_REFRUN)))
 			return rd->err;
-		uint64_t cnt = get32(r);
-		uint32_t val = get32(r + 4);
+		uint64_t cnt = vget_le32(r);
+		uint32_t val = vget_le32(r + 4);
 		if (!cnt || cnt > p->n_ext - e)
 			return -EUCLEAN;
 		for (uint64_t k = 0; k < cnt; k++)
@@ -387,8 +380,8 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 	for (uint64_t i = 0; i < n_runs; i++) {
 		if (!(r = rd_take(rd, CKPT_RUN)))
 			return rd->err;
-		uint16_t idx = get16(r);
-		uint64_t cnt = get32(r + 4), vext = get64(r + 8), pext = get64(r + 16);
+		uint16_t idx = vget_le16(r);
+		uint64_t cnt = vget_le32(r + 4), vext = vget_le64(r + 8), pext = vget_le64(r + 16);
 		struct vvol *v = idx < VPOOL_MAX_VOLUMES ? p->vols[idx] : NULL;
 		if (!v || !cnt || vext >= v->n_vext || cnt > v->n_vext - vext || pext >= p->n_ext ||
 		    cnt > p->n_ext - pext)
@@ -405,7 +398,7 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 	for (uint64_t i = 0; i < n_hydr; i++) {
 		if (!(r = rd_take(rd, CKPT_HYDR)))
 			return rd->err;
-		uint64_t pext = get64(r), src = get64(r + 8), at = get64(r + 16);
+		uint64_t pext = vget_le64(r), src = vget_le64(r + 8), at = vget_le64(r + 16);
 		uint16_t idx = (uint16_t)(at >> 48);
 		uint64_t vext = at & ((1ull << 48) - 1);
 		struct vvol *v = idx < VPOOL_MAX_VOLUMES ? p->vols[idx] : NULL;
@@ -442,7 +435,7 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 	for (uint64_t i = 0; i < n_partial; i++) {
 		if (!(r = rd_take(rd, 8 + 8ull * p->bm_words)))
 			return rd->err;
-		uint64_t pext = get64(r);
+		uint64_t pext = vget_le64(r);
 		if (pext >= p->n_ext || !p->refs[pext] || pool_validity(p, pext))
 			return -EUCLEAN;
 		int rc = pool_validity_set_empty(p, pext);
@@ -450,7 +443,7 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 			return rc;
 		uint64_t *bm = pool_validity(p, pext);
 		for (uint32_t k = 0; k < p->bm_words; k++)
-			bm[k] = get64(r + 8 + 8 * k);
+			bm[k] = vget_le64(r + 8 + 8 * k);
 	}
 	return 0;
 }

@@ -24,6 +24,9 @@
  *              read for the granules the new extent lacks until the
  *              background hydrator (hydrate.c) has copied them. (A write that
  *              covers everything the source holds needs no source: plain MAP.)
+ *   SKIP       a write that must not take new space (pool_write_noalloc, the
+ *              zeros an advisory UNMAP writes into partial granules, dealloc.c)
+ *              and would need it (ALLOC or COW above): nothing is done.
  * A private extent that still has a source reads each granule from itself
  * if valid there, else from the source, else zeros (one operation per run);
  * a write's partial granules that are not valid in it are completed from the
@@ -72,7 +75,7 @@
 #define MAX_IOV_PER_OP 1024
 
 enum { OP_READ, OP_WRITE };
-enum { SK_READ, SK_ZERO, SK_OVERWRITE, SK_VALIDATE, SK_ALLOC, SK_COW };
+enum { SK_READ, SK_ZERO, SK_OVERWRITE, SK_VALIDATE, SK_ALLOC, SK_COW, SK_SKIP };
 
 struct preq;
 
@@ -141,6 +144,7 @@ struct preq {
 	size_t pio_used, pio_cap;
 	bool prelocked;         /* pool_rw_locked: the caller owns the locks */
 	bool acked;             /* the caller was answered; home writes still owed */
+	bool noalloc;           /* pool_write_noalloc: extents needing new space are skipped */
 	unsigned homes_owed;    /* subs completed early whose home write is not done */
 	/* compare and write */
 	bool caw;
@@ -259,10 +263,11 @@ static uint8_t classify(const struct preq *rq, const struct psub *s)
 	if (rq->op == OP_READ)
 		return m ? SK_READ : SK_ZERO;
 	if (!m)
-		return SK_ALLOC;
+		return rq->noalloc ? SK_SKIP : SK_ALLOC;
 	uint64_t pext = m - 1;
 	if (pool_extent_shared(p, pext))
-		return SK_COW; /* shared (EXTENDED COPY), or until a commit not durable yet */
+		/* shared (EXTENDED COPY), or until a commit not durable yet */
+		return rq->noalloc ? SK_SKIP : SK_COW;
 	/* An extent with writes carried in the journal since the last checkpoint takes
 	 * no plain in-place write: replay would write the older bytes over it (redo.c). */
 	if (pool_granules_valid(p, pext, gran_of(s->eoff), gran_of(s->eoff + s->len - 1)) &&
@@ -295,8 +300,9 @@ static uint8_t mode_for(const struct preq *rq, const struct psub *s, uint8_t kin
 	/* a read-modify-write of a granule excludes every other writer of the extent */
 	if (kind == SK_OVERWRITE && whole_granules(rq->p) && sub_partial(s))
 		return XLOCK_EXCL;
-	return (kind == SK_READ || kind == SK_ZERO || kind == SK_OVERWRITE) ? XLOCK_SHARED
-									      : XLOCK_EXCL;
+	return (kind == SK_READ || kind == SK_ZERO || kind == SK_OVERWRITE || kind == SK_SKIP)
+		       ? XLOCK_SHARED
+		       : XLOCK_EXCL;
 }
 
 /* ---- I/O submission */
@@ -476,6 +482,10 @@ static int issue_write(struct preq *rq, struct psub *s)
 	bool head_partial = s->eoff % VPOOL_GRANULE || (g0 == g1 && end % VPOOL_GRANULE);
 	bool tail_partial = end % VPOOL_GRANULE != 0;
 	s->base = UINT64_MAX;
+	if (s->kind == SK_SKIP) {
+		sub_done(s, 0);
+		return 0;
+	}
 	if (s->kind == SK_ALLOC) {
 		/* pext was reserved by the caller */
 	} else if (s->kind == SK_COW) {
@@ -1028,7 +1038,8 @@ struct caw_args {
 };
 
 static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const struct iovec *iov,
-		      int iovcnt, vvol_cb cb, void *arg, const struct caw_args *caw, bool prelocked)
+		      int iovcnt, vvol_cb cb, void *arg, const struct caw_args *caw, bool prelocked,
+		      bool noalloc)
 {
 	struct vpool *p = v->pool;
 	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > v->size || len > v->size - off)
@@ -1049,6 +1060,7 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 	rq->iovcnt = iovcnt;
 	rq->cb = cb;
 	rq->arg = arg;
+	rq->noalloc = noalloc;
 	p->inflight++;
 	pool_req_track(p, &rq->link, req_discard);
 	if (!len) {
@@ -1155,19 +1167,26 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 int vvol_read(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
 	      vvol_cb cb, void *arg)
 {
-	return req_submit(v, OP_READ, off, len, iov, iovcnt, cb, arg, NULL, false);
+	return req_submit(v, OP_READ, off, len, iov, iovcnt, cb, arg, NULL, false, false);
 }
 
 int vvol_write(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov, int iovcnt,
 	       vvol_cb cb, void *arg)
 {
-	return req_submit(v, OP_WRITE, off, len, iov, iovcnt, cb, arg, NULL, false);
+	return req_submit(v, OP_WRITE, off, len, iov, iovcnt, cb, arg, NULL, false, false);
+}
+
+int pool_write_noalloc(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov,
+		       int iovcnt, vvol_cb cb, void *arg)
+{
+	return req_submit(v, OP_WRITE, off, len, iov, iovcnt, cb, arg, NULL, false, true);
 }
 
 int pool_rw_locked(struct vvol *v, bool write, uint64_t off, uint64_t len, const struct iovec *iov,
 		   int iovcnt, vvol_cb cb, void *arg)
 {
-	return req_submit(v, write ? OP_WRITE : OP_READ, off, len, iov, iovcnt, cb, arg, NULL, true);
+	return req_submit(v, write ? OP_WRITE : OP_READ, off, len, iov, iovcnt, cb, arg, NULL, true,
+			  false);
 }
 
 /*
@@ -1189,7 +1208,7 @@ int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *c
 	if (!len || !cmp || !miscompare_at)
 		return -EINVAL;
 	struct caw_args a = {.cmp = cmp, .miscompare_at = miscompare_at};
-	return req_submit(v, OP_WRITE, off, len, wiov, wiovcnt, cb, arg, &a, false);
+	return req_submit(v, OP_WRITE, off, len, wiov, wiovcnt, cb, arg, &a, false, false);
 }
 
 struct flush_req {

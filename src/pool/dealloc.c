@@ -1,6 +1,6 @@
 /*
  * Deallocation of a byte range of a volume (the pool side of UNMAP and of
- * WRITE SAME with zeros).
+ * WRITE SAME with zeros), and the zeros both write into partial granules.
  *
  * How this works: the range is processed in batches of at most DEALLOC_BATCH
  * virtual extents. A batch takes the extent locks exclusively in ascending
@@ -9,18 +9,34 @@
  *   - fully covered, or left without any valid granule: a MAP record to 0
  *     (the physical extent is freed once that record is durable, see alloc.c);
  *   - otherwise: a VALID clear record for the fully covered granules, if any
- *     of them is valid; partly covered granules keep their data;
+ *     of them is valid; partly covered granules are not deallocated (below);
  *   - redirected and not yet hydrated (hydrate.c), partly covered, with
  *     covered granules its source still provides: handled like a shared
  *     extent's partial range below (clearing would bring the source's data
- *     back); "data" everywhere here means valid in the extent or its source;
+ *     back), except that vvol_unmap's zeros are written there too (the extent
+ *     is private: in place, no new space); "data" everywhere here means valid
+ *     in the extent or its source;
  *   - shared (refcount > 1, after vvol_share) and fully covered: a MAP record
  *     to 0 (this volume's reference goes); partly covered: nothing (validity
  *     belongs to the physical extent, so to every sharer). vvol_zero instead
  *     remembers the fully covered granules of such an extent that hold data
  *     (only the first and the last extent of a range can be partly covered)
  *     and, once the records are durable, writes zeros there through
- *     vvol_write -- a redirect-on-write, so only this volume sees the zeros.
+ *     vvol_write -- a redirect-on-write, so only this volume sees the zeros;
+ *     vvol_unmap remembers them too, but writes through pool_write_noalloc
+ *     (below), which leaves a shared extent as it is.
+ * Partly covered 4 KiB granules (512-byte volumes): vvol_deallocate leaves
+ * them as they are. vvol_unmap and vvol_zero remember the range's sectors in
+ * them when the granule holds data (one at each end of the range, at most)
+ * and, once the records are durable, write zeros into exactly those sectors:
+ * vvol_zero through vvol_write (a shared extent is redirected; no space ->
+ * -ENOSPC), vvol_unmap through pool_write_noalloc, which leaves a granule
+ * whose write would need new space (shared extent, or unmapped meanwhile) as
+ * it is -- UNMAP is advisory -- and is an in-place overwrite otherwise (a
+ * whole-granule read-modify-write under the exclusive extent lock where the
+ * store serializes unaligned direct writes: design rule 14). The sectors
+ * then read zeros and stay mapped. A granule that holds no data reads zeros
+ * already: nothing is written there. Adjacent ranges are written as one.
  * Records are applied to memory as they are appended, so the locks can be
  * dropped after the batch; the next batch starts from the reactor (no deep
  * recursion). When the journal has no room the batch waits for it with its
@@ -33,6 +49,14 @@
 #include "pool_internal.h"
 
 #define DEALLOC_BATCH 64u
+#define DEALLOC_ZRANGES 4u /* per end of the range: its partial granule and a shared part */
+
+/* What happens to partly covered granules (and the partly covered part of a shared extent). */
+enum dmode {
+	DM_DEALLOC, /* vvol_deallocate: left as they are */
+	DM_UNMAP,   /* vvol_unmap: zeros where that takes no new space */
+	DM_ZERO,    /* vvol_zero: zeros (redirect-on-write where shared) */
+};
 
 struct dreq {
 	struct pool_req link; /* first: the pool's list of requests in flight */
@@ -49,12 +73,13 @@ struct dreq {
 	struct xlock_wait lw;
 	struct vio_op op;
 	struct vj_waiter jw;
-	/* vvol_zero: byte ranges of shared extents to write zeros into (at most 2) */
-	bool zero, zero_started;
+	/* byte ranges to write zeros into once the records are durable (see the top) */
+	enum dmode mode;
+	bool zero_started;
 	unsigned nz, zpending;
-	uint64_t zoff[2], zlen[2];
-	uint8_t *zbuf;       /* one zeroed granule */
-	struct iovec *ziov[2]; /* zlen / granule entries, all zbuf */
+	uint64_t zoff[DEALLOC_ZRANGES], zlen[DEALLOC_ZRANGES];
+	uint8_t *zbuf;                        /* one zeroed granule */
+	struct iovec *ziov[DEALLOC_ZRANGES]; /* a granule per entry at most, all zbuf */
 };
 
 static void batch_start(struct dreq *d);
@@ -62,8 +87,8 @@ static void batch_start(struct dreq *d);
 static void dreq_free(struct dreq *d)
 {
 	free(d->zbuf);
-	free(d->ziov[0]);
-	free(d->ziov[1]);
+	for (unsigned i = 0; i < DEALLOC_ZRANGES; i++)
+		free(d->ziov[i]);
 	free(d);
 }
 
@@ -89,7 +114,8 @@ static void zero_done(void *arg, int res)
 		dreq_complete(d);
 }
 
-/* vvol_zero: zeros into the shared extents' ranges (redirect-on-write), then complete. */
+/* The remembered ranges get zeros (vvol_zero: redirect-on-write; vvol_unmap: no new
+ * space), then complete. */
 static void zero_start(struct dreq *d)
 {
 	d->zero_started = true;
@@ -98,16 +124,24 @@ static void zero_start(struct dreq *d)
 	if (!d->zbuf)
 		d->err = -ENOMEM;
 	for (unsigned i = 0; i < d->nz && !d->err; i++) {
-		size_t n = (size_t)(d->zlen[i] / VPOOL_GRANULE);
+		size_t n = (size_t)((d->zlen[i] + VPOOL_GRANULE - 1) / VPOOL_GRANULE);
 		d->ziov[i] = malloc(n * sizeof(struct iovec));
 		if (!d->ziov[i]) {
 			d->err = -ENOMEM;
 			break;
 		}
-		for (size_t k = 0; k < n; k++)
-			d->ziov[i][k] = (struct iovec){.iov_base = d->zbuf, .iov_len = VPOOL_GRANULE};
+		for (size_t k = 0; k < n; k++) {
+			uint64_t left = d->zlen[i] - (uint64_t)k * VPOOL_GRANULE;
+			d->ziov[i][k] = (struct iovec){
+				.iov_base = d->zbuf,
+				.iov_len = left < VPOOL_GRANULE ? (size_t)left : VPOOL_GRANULE};
+		}
 		d->zpending++;
-		int rc = vvol_write(d->v, d->zoff[i], d->zlen[i], d->ziov[i], (int)n, zero_done, d);
+		int rc = d->mode == DM_ZERO
+				 ? vvol_write(d->v, d->zoff[i], d->zlen[i], d->ziov[i], (int)n,
+					      zero_done, d)
+				 : pool_write_noalloc(d->v, d->zoff[i], d->zlen[i], d->ziov[i],
+						      (int)n, zero_done, d);
 		if (rc < 0) {
 			d->zpending--;
 			d->err = rc;
@@ -154,20 +188,56 @@ static void next_batch_deferred(void *arg, int res)
 	batch_start(arg);
 }
 
-/* Partial range left as it is: vvol_zero writes zeros to granules [ga, gb) afterwards. */
-static int zero_later(struct dreq *d, uint64_t ebase, uint32_t ga, uint32_t gb)
+/* Zeros into the volume's bytes [a, b) once the records are durable (one range with
+ * the previous one when they touch). */
+static int zero_bytes(struct dreq *d, uint64_t a, uint64_t b)
 {
-	if (!d->zero)
+	uint64_t *lo = d->nz ? &d->zoff[d->nz - 1] : NULL, *ln = d->nz ? &d->zlen[d->nz - 1] : NULL;
+	if (lo && *lo + *ln == a) {
+		*ln += b - a;
 		return 0;
-	if (d->nz == 2)
+	}
+	if (lo && b == *lo) {
+		*lo = a;
+		*ln += b - a;
+		return 0;
+	}
+	if (d->nz == DEALLOC_ZRANGES)
 		return -EIO; /* cannot happen: only the range's ends are partial */
-	d->zoff[d->nz] = ebase + (uint64_t)ga * VPOOL_GRANULE;
-	d->zlen[d->nz++] = (uint64_t)(gb - ga) * VPOOL_GRANULE;
+	d->zoff[d->nz] = a;
+	d->zlen[d->nz++] = b - a;
 	return 0;
 }
 
-/* One extent under its lock: 0, -EAGAIN (no journal room: retry), or -errno. */
-static int dealloc_extent(struct dreq *d, uint64_t vext)
+/* Granules [ga, gb) left as they are: vvol_zero and vvol_unmap write zeros there
+ * afterwards (vvol_unmap only where that takes no new space: pool_write_noalloc). */
+static int zero_later(struct dreq *d, uint64_t ebase, uint32_t ga, uint32_t gb)
+{
+	if (d->mode == DM_DEALLOC)
+		return 0;
+	return zero_bytes(d, ebase + (uint64_t)ga * VPOOL_GRANULE, ebase + (uint64_t)gb * VPOOL_GRANULE);
+}
+
+/*
+ * The range's sectors [from, to) (bytes in the extent) of one partly covered granule:
+ * vvol_unmap and vvol_zero write zeros there afterwards if the granule holds data now
+ * (else it reads zeros already, and a write would only map it, or redirect a shared
+ * extent for nothing).
+ */
+static int zero_partial(struct dreq *d, uint64_t vext, uint64_t from, uint64_t to)
+{
+	uint64_t m = d->v->map[vext];
+	uint32_t g = (uint32_t)(from / VPOOL_GRANULE);
+	if (d->mode == DM_DEALLOC || from >= to || !m || !pool_any_data(d->p, m - 1, g, g + 1))
+		return 0;
+	uint64_t ebase = vext * d->p->ext;
+	return zero_bytes(d, ebase + from, ebase + to);
+}
+
+/* The fully covered granules [ga, gb) of one extent under its lock: 0, -EAGAIN (no
+ * journal room: retry, nothing done), or -errno. */
+static int dealloc_granules(struct dreq *d, uint64_t vext, uint64_t from, uint64_t to,
+			    uint32_t ga, uint32_t gb)
 {
 	struct vpool *p = d->p;
 	uint64_t m = d->v->map[vext];
@@ -175,10 +245,6 @@ static int dealloc_extent(struct dreq *d, uint64_t vext)
 		return 0;
 	uint64_t pext = m - 1;
 	uint64_t ebase = vext * p->ext;
-	uint64_t from = d->off > ebase ? d->off - ebase : 0;
-	uint64_t to = d->end < ebase + p->ext ? d->end - ebase : p->ext;
-	uint32_t ga = (uint32_t)((from + VPOOL_GRANULE - 1) / VPOOL_GRANULE);
-	uint32_t gb = (uint32_t)(to / VPOOL_GRANULE);
 	if (ga >= gb || !pool_any_data(p, pext, ga, gb))
 		return 0;
 	if (p->refs[pext] != 1) {
@@ -210,6 +276,27 @@ static int dealloc_extent(struct dreq *d, uint64_t vext)
 	int rc = whole ? pool_log_map(p, d->v, vext, 0, 0) : pool_log_valid(p, pext, ga, gb - ga, false);
 	if (rc == 0)
 		d->logged = true;
+	return rc;
+}
+
+/* One extent under its lock: 0, -EAGAIN (no journal room: retry), or -errno. */
+static int dealloc_extent(struct dreq *d, uint64_t vext)
+{
+	uint64_t ext = d->p->ext, ebase = vext * ext;
+	uint64_t from = d->off > ebase ? d->off - ebase : 0;
+	uint64_t to = d->end < ebase + ext ? d->end - ebase : ext;
+	uint32_t ga = (uint32_t)((from + VPOOL_GRANULE - 1) / VPOOL_GRANULE);
+	uint32_t gb = (uint32_t)(to / VPOOL_GRANULE);
+	/* the partial granule at the start (the whole range when it is inside one), */
+	uint64_t head_end = (uint64_t)ga * VPOOL_GRANULE < to ? (uint64_t)ga * VPOOL_GRANULE : to;
+	/* and the one at the end, unless that is the same */
+	uint64_t tail_from = (uint64_t)gb * VPOOL_GRANULE >= from ? (uint64_t)gb * VPOOL_GRANULE : to;
+	/* -EAGAIN comes before anything is done or remembered: the retry starts afresh */
+	int rc = dealloc_granules(d, vext, from, to, ga, gb);
+	if (rc == 0)
+		rc = zero_partial(d, vext, from, head_end);
+	if (rc == 0)
+		rc = zero_partial(d, vext, tail_from, to);
 	return rc;
 }
 
@@ -291,8 +378,8 @@ static void batch_start(struct dreq *d)
 	lock_more(d);
 }
 
-static int dealloc_submit(struct vvol *v, uint64_t off, uint64_t len, bool zero, vvol_cb cb,
-			  void *arg)
+static int dealloc_submit(struct vvol *v, uint64_t off, uint64_t len, enum dmode mode,
+			  vvol_cb cb, void *arg)
 {
 	struct vpool *p = v->pool;
 	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > v->size || len > v->size - off)
@@ -308,7 +395,7 @@ static int dealloc_submit(struct vvol *v, uint64_t off, uint64_t len, bool zero,
 	d->end = off + len;
 	d->cb = cb;
 	d->arg = arg;
-	d->zero = zero;
+	d->mode = mode;
 	p->inflight++;
 	pool_req_track(p, &d->link, dreq_discard);
 	if (!len || p->failed) {
@@ -324,10 +411,15 @@ static int dealloc_submit(struct vvol *v, uint64_t off, uint64_t len, bool zero,
 
 int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg)
 {
-	return dealloc_submit(v, off, len, false, cb, arg);
+	return dealloc_submit(v, off, len, DM_DEALLOC, cb, arg);
+}
+
+int vvol_unmap(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg)
+{
+	return dealloc_submit(v, off, len, DM_UNMAP, cb, arg);
 }
 
 int vvol_zero(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg)
 {
-	return dealloc_submit(v, off, len, true, cb, arg);
+	return dealloc_submit(v, off, len, DM_ZERO, cb, arg);
 }

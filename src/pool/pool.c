@@ -514,6 +514,12 @@ int vpool_grow(struct vpool *p, uint64_t new_size)
 	int rc = new_size > p->dev->size ? p->dev->ops->grow(p->dev, new_size) : 0;
 	if (rc < 0)
 		return rc;
+	/* The new size durable before the superblock names it: the checkpoint's DSYNC
+	 * writes all lie inside the old size, and POSIX lets an fdatasync of those
+	 * leave a size change behind (ext4 and XFS commit it anyway; docs/crash.md). */
+	rc = vblk_flush_sync(p->dev);
+	if (rc < 0)
+		return rc;
 	/* Arrays first (new extents referenced by nobody, not free yet: not allocatable). */
 	size_t ow = (old + 63) / 64 + 1, nw = (n_new + 63) / 64 + 1;
 	if ((rc = grow_array(&p->refs, old, n_new, sizeof(uint32_t))) < 0 ||

@@ -245,6 +245,13 @@ int pool_log_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_
  * extent of the range(s) exclusive (copy.c); nothing is locked or released. */
 int pool_rw_locked(struct vvol *v, bool write, uint64_t off, uint64_t len, const struct iovec *iov,
 		   int iovcnt, vvol_cb cb, void *arg);
+/*
+ * datapath.c: vvol_write that takes no new space: an extent that is unmapped or
+ * shared (redirect-on-write would allocate) is left as it is, and the request
+ * still succeeds. The zeros of an advisory UNMAP (dealloc.c).
+ */
+int pool_write_noalloc(struct vvol *v, uint64_t off, uint64_t len, const struct iovec *iov,
+		       int iovcnt, vvol_cb cb, void *arg);
 int pool_share_locked(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff,
 		      uint64_t len, vvol_cb cb, void *arg);
 

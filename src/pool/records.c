@@ -24,20 +24,13 @@
  * old extent keeps the entry's reference as the new extent's source until a
  * HYDRATED record (hydrate.c) drops it.
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pool_internal.h"
-
-static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
-static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
-static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
-static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
-static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
+#include "vaaid/endian.h"
 
 #define VOL_CREATE_FIXED (2 + 4 + 8 + 16 + 33 + 1)
 
@@ -101,9 +94,9 @@ int pool_log_vol_resize(struct vpool *p, struct vvol *v, uint64_t size)
 	uint8_t *b = append(p, REC_VOL_RESIZE, 0, REC_VOL_RESIZE_LEN);
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
-	put16(b, v->idx);
-	put16(b + 2, 0);
-	put64(b + 4, size);
+	vput_le16(b, v->idx);
+	vput_le16(b + 2, 0);
+	vput_le64(b + 4, size);
 	return pool_apply_vol_resize(p, v->idx, size);
 }
 
@@ -137,7 +130,7 @@ int pool_log_vol_delete(struct vpool *p, struct vvol *v)
 	uint8_t *b = append(p, REC_VOL_DELETE, 0, REC_VOL_DELETE_LEN);
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
-	put16(b, v->idx);
+	vput_le16(b, v->idx);
 	return pool_apply_vol_delete(p, v->idx);
 }
 
@@ -147,11 +140,11 @@ int pool_log_share(struct vpool *p, struct vvol *src, struct vvol *dst, uint64_t
 	uint8_t *b = append(p, REC_SHARE, 0, REC_SHARE_LEN);
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
-	put16(b, src->idx);
-	put16(b + 2, dst->idx);
-	put64(b + 4, svext);
-	put64(b + 12, dvext);
-	put64(b + 20, n);
+	vput_le16(b, src->idx);
+	vput_le16(b + 2, dst->idx);
+	vput_le64(b + 4, svext);
+	vput_le64(b + 12, dvext);
+	vput_le64(b + 20, n);
 	return pool_apply_share(p, src->idx, dst->idx, svext, dvext, n);
 }
 
@@ -245,36 +238,38 @@ int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *b,
 		serial[33] = 0;
 		memcpy(name, b + VOL_CREATE_FIXED, nl);
 		name[nl] = 0;
-		return pool_apply_vol_create(p, get16(b), name, get64(b + 6), get32(b + 2), b + 14,
+		return pool_apply_vol_create(p, vget_le16(b), name, vget_le64(b + 6), vget_le32(b + 2), b + 14,
 					     serial);
 	}
 	case REC_MAP:
 		if (len != REC_MAP_LEN)
 			return -EUCLEAN;
-		return pool_apply_map(p, get16(b), get64(b + 4), get64(b + 12), get64(b + 20), flags);
+		return pool_apply_map(p, vget_le16(b), vget_le64(b + 4), vget_le64(b + 12),
+				      vget_le64(b + 20), flags);
 	case REC_VALID:
 		if (len != REC_VALID_LEN)
 			return -EUCLEAN;
-		return pool_apply_valid(p, get64(b), get32(b + 8), get32(b + 12), flags & REC_VALID_SET);
+		return pool_apply_valid(p, vget_le64(b), vget_le32(b + 8), vget_le32(b + 12),
+					flags & REC_VALID_SET);
 	case REC_SHARE:
 		if (len != REC_SHARE_LEN)
 			return -EUCLEAN;
-		return pool_apply_share(p, get16(b), get16(b + 2), get64(b + 4), get64(b + 12),
-					get64(b + 20));
+		return pool_apply_share(p, vget_le16(b), vget_le16(b + 2), vget_le64(b + 4), vget_le64(b + 12),
+					vget_le64(b + 20));
 	case REC_VOL_DELETE:
 		if (len != REC_VOL_DELETE_LEN)
 			return -EUCLEAN;
-		return pool_apply_vol_delete(p, get16(b));
+		return pool_apply_vol_delete(p, vget_le16(b));
 	case REC_HYDRATED:
 		if (len != REC_HYDRATED_LEN)
 			return -EUCLEAN;
-		return pool_apply_hydrated(p, get64(b), get64(b + 8));
+		return pool_apply_hydrated(p, vget_le64(b), vget_le64(b + 8));
 	case REC_DATA:
 		return pool_apply_data(p, b, len); /* redo.c */
 	case REC_VOL_RESIZE:
 		if (len != REC_VOL_RESIZE_LEN)
 			return -EUCLEAN;
-		return pool_apply_vol_resize(p, get16(b), get64(b + 4));
+		return pool_apply_vol_resize(p, vget_le16(b), vget_le64(b + 4));
 	default:
 		return -EUCLEAN;
 	}
@@ -294,11 +289,11 @@ int pool_log_map(struct vpool *p, struct vvol *v, uint64_t vext, uint64_t new1, 
 	uint8_t *b = append(p, REC_MAP, flags, REC_MAP_LEN);
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
-	put16(b, v->idx);
-	put16(b + 2, 0);
-	put64(b + 4, vext);
-	put64(b + 12, old1);
-	put64(b + 20, new1);
+	vput_le16(b, v->idx);
+	vput_le16(b + 2, 0);
+	vput_le64(b + 4, vext);
+	vput_le64(b + 12, old1);
+	vput_le64(b + 20, new1);
 	return pool_apply_map(p, v->idx, vext, old1, new1, flags);
 }
 
@@ -307,8 +302,8 @@ int pool_log_hydrated(struct vpool *p, uint64_t pext, uint64_t src)
 	uint8_t *b = append(p, REC_HYDRATED, 0, REC_HYDRATED_LEN);
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
-	put64(b, pext);
-	put64(b + 8, src);
+	vput_le64(b, pext);
+	vput_le64(b + 8, src);
 	return pool_apply_hydrated(p, pext, src);
 }
 
@@ -318,9 +313,9 @@ static int log_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, ui
 	uint8_t *b = append(p, REC_VALID, flags, REC_VALID_LEN);
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
-	put64(b, pext);
-	put32(b + 8, g0);
-	put32(b + 12, n);
+	vput_le64(b, pext);
+	vput_le32(b + 8, g0);
+	vput_le32(b + 12, n);
 	return pool_apply_valid(p, pext, g0, n, set);
 }
 
@@ -343,9 +338,9 @@ int pool_log_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_
 	uint8_t *b = append(p, REC_VOL_CREATE, 0, (uint16_t)(VOL_CREATE_FIXED + nl));
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
-	put16(b, idx);
-	put32(b + 2, block_size);
-	put64(b + 6, size);
+	vput_le16(b, idx);
+	vput_le32(b + 2, block_size);
+	vput_le64(b + 6, size);
 	memcpy(b + 14, naa, 16);
 	memset(b + 30, 0, 33);
 	memcpy(b + 30, serial, strnlen(serial, 32));

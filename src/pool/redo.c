@@ -36,20 +36,15 @@
  * DATA payload (little endian): pext u64, byte offset in the extent u32,
  * length u32, then the bytes.
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pool_internal.h"
+#include "vaaid/endian.h"
 #include "vaaid/iov.h"
 
 #define DATA_HDR 16u
-
-static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
-static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
-static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
 /* One DATA record seen by the scan; live: bit i = granule (g0 + i) still to be written. */
 struct redo_ent {
@@ -89,9 +84,9 @@ int pool_log_data(struct vpool *p, uint64_t pext, uint32_t eoff, const struct io
 	uint8_t *b = vjournal_append(p->j, REC_DATA, pool_redo_record_len(len));
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;
-	put64(b, pext);
-	put32(b + 8, eoff);
-	put32(b + 12, len);
+	vput_le64(b, pext);
+	vput_le32(b + 8, eoff);
+	vput_le32(b + 12, len);
 	iov_copy_from(iov, iovcnt, 0, b + DATA_HDR, len);
 	return 0;
 }
@@ -103,9 +98,9 @@ static int check_data(const struct vpool *p, const uint8_t *b, uint16_t len, uin
 {
 	if (len < DATA_HDR)
 		return -EUCLEAN;
-	*pext = get64(b);
-	*eoff = get32(b + 8);
-	*n = get32(b + 12);
+	*pext = vget_le64(b);
+	*eoff = vget_le32(b + 8);
+	*n = vget_le32(b + 12);
 	if (*pext >= p->n_ext || !*n || *n != len - DATA_HDR || *n > POOL_REDO_MAX ||
 	    *eoff % VBLK_SECTOR || *n % VBLK_SECTOR || *eoff + (uint64_t)*n > p->ext)
 		return -EUCLEAN;
@@ -151,11 +146,11 @@ static int scan_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *b,
 		return hmap_put(&s->last, pext, (void *)(uintptr_t)s->n);
 	}
 	if (type == REC_VALID && len == REC_VALID_LEN && !(flags & REC_VALID_REDO)) {
-		uint32_t g0 = get32(b + 8), n = get32(b + 12);
+		uint32_t g0 = vget_le32(b + 8), n = vget_le32(b + 12);
 		if (n)
-			scan_stale(s, get64(b), g0, g0 + n - 1);
+			scan_stale(s, vget_le64(b), g0, g0 + n - 1);
 	} else if (type == REC_MAP && len == REC_MAP_LEN && (flags & REC_MAP_NEW_EMPTY)) {
-		uint64_t new1 = get64(b + 20);
+		uint64_t new1 = vget_le64(b + 20);
 		if (new1)
 			scan_stale(s, new1 - 1, 0, UINT32_MAX);
 	}

@@ -54,13 +54,14 @@ static size_t vpd_devid(const struct scsi_lun *lun, uint8_t *b, size_t cap)
 	const struct scsi_lun_info *in = &lun->info;
 	uint8_t *d = b + 4;
 	(void)cap;
-	/* NAA designator (7.8.6.6.4): CODE SET 1 binary, PIV=0, ASSOCIATION 00b (LU), TYPE 3. */
+	/* NAA designator (7.8.6.6; NAA 6h, IEEE Registered Extended: 7.8.6.6.5): CODE SET 1
+	 * binary, PIV=0, ASSOCIATION 00b (LU), TYPE 3. */
 	d[0] = 0x01;
 	d[1] = 0x03;
 	d[3] = 16;
 	memcpy(d + 4, in->naa, 16);
 	d += 20;
-	/* T10 vendor ID designator (7.8.6.6.2): CODE SET 2 ASCII, TYPE 1, vendor + serial. */
+	/* T10 vendor ID based designator (7.8.6.4): CODE SET 2 ASCII, TYPE 1, vendor + serial. */
 	size_t sn = strnlen(in->serial, sizeof(in->serial));
 	d[0] = 0x02;
 	d[1] = 0x01;

@@ -31,15 +31,21 @@ enum vlog_level vlog_get_level(void)
 	return (enum vlog_level)l;
 }
 
-void vlog_write(enum vlog_level lvl, const char *dev, const char *func, const char *fmt, ...)
+void vlog_vwrite(enum vlog_level lvl, const char *dev, const char *func, const char *suffix,
+		 const char *fmt, va_list ap)
 {
 	static const char *const names[] = {"err", "warn", "info", "debug"};
 	if (lvl > vlog_get_level())
 		return;
 	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "vaaid[%s] %s %s: %s%s\n", names[lvl], dev ? dev : "-", func, msg, suffix);
+}
+
+void vlog_write(enum vlog_level lvl, const char *dev, const char *func, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vlog_vwrite(lvl, dev, func, "", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "vaaid[%s] %s %s: %s\n", names[lvl], dev ? dev : "-", func, msg);
 }

@@ -32,7 +32,12 @@
  * Before each crash point the device is armed to lose power at a random
  * write/flush; when it fires, every write not yet durable is dropped, applied
  * or torn at 512-byte sectors, and the pool is recovered (checkpoint +
- * journal replay).
+ * journal replay). The fault mode (--fault, docs/crash.md) adds to that:
+ * tear: nothing more; trash: a sector an unsynced write changes may also come
+ * back as random bytes; alloc: fallocate and size changes of the pool file and
+ * the journal file are lost at the cut unless a flush (a grow: or a DSYNC
+ * write) completed after them, so unsynced writes into blocks never durably
+ * mapped read zeros and a grow may be undone.
  *
  * The model keeps, per 512-byte sector, a token for the content of the last
  * acknowledged change (0 = zeros; else the id of the write that produced the
@@ -46,9 +51,14 @@
  * and, after an UNMAP that may have met a shared extent, an alternative (an
  * UNMAP that only partly covers a shared extent leaves it as it is: UNMAP is
  * advisory). Every sector's content encodes its token, so after a crash each
- * sector must decode to its acknowledged, alternative or in-flight token: an
- * acknowledged write or copy lost, stale data from another volume or garbage
- * all fail. A command refused for space changes nothing (WRITE, CAW), or
+ * sector must decode to its acknowledged, alternative or in-flight token (an
+ * unset alternative, NONE, matches nothing): an acknowledged write or copy
+ * lost, stale data from another volume or garbage (a sector that decodes to no
+ * token) all fail -- except in trash mode, in a sector a command in flight at
+ * the cut was changing: the model then records those bytes (a token made of
+ * their hash, TRASH_TAG) as the sector's content, and later checks and copies
+ * require exactly them (COMPARE AND WRITE, whose verify data the model builds,
+ * avoids such sectors). A command refused for space changes nothing (WRITE, CAW), or
  * leaves its range "in flight" until the next check (WRITE SAME zero and
  * EXTENDED COPY may have done part of their work). After each recovery the
  * NAAs must be unchanged, the pool's invariants are checked (vpool_verify,
@@ -65,8 +75,17 @@
  * certainly shared (a copy of an extent holding data acknowledged, neither
  * side rewritten or unmapped since, no crash since).
  *
- *   crash_suite [--points N] [--seed S] [--check VAAI_CHECK] [--verbose]
- *               [--no-coverage-check] [--whole-granules]
+ *   crash_suite [--fault tear|trash|alloc] [--points N] [--seed S | --commit HASH
+ *               [--salt N]] [--check VAAI_CHECK] [--verbose] [--no-coverage-check]
+ *               [--whole-granules] [--self-test]
+ * The seed: --seed S; else derived from --commit (tests/crash/run-suite passes
+ * `git rev-parse HEAD`), the fault mode, --whole-granules and --salt (the
+ * build), so each commit explores other points; else fixed (1 + salt). It is
+ * printed first, and a failure prints the command that replays it.
+ * --self-test: the device also overwrites, at each crash, the first sector of
+ * the last data write that became durable with random bytes
+ * (VBLK_CS_INJECT_GARBAGE): the run passes when the data check catches such
+ * garbage, and fails if it never does (or fails otherwise).
  * --whole-granules: partial-granule writes in place are read-modify-writes of
  * whole granules, as on a store that serializes unaligned direct writes
  * (datapath.c; simhost_whole_granules).
@@ -74,6 +93,7 @@
  * how many kinds were missed). For short runs under ThreadSanitizer, whose
  * point is races (scripts/test); its full runs keep the requirement.
  * A failure prints the seed and the crash point; rerun with that seed.
+ * VAAID_CRASH_POINTS=N overrides --points.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -89,12 +109,15 @@
 
 #include "scsi_build.h"
 #include "simhost.h"
+#include "vaaid/rng.h"
 #include "vaaid/util.h"
 
 #define NVOL 5
 #define SECT 512u
 #define QD 16
-#define NONE UINT64_MAX
+#define NONE UINT64_MAX /* unset: matches no sector */
+#define GARBAGE (UINT64_MAX - 1) /* what decode_sector says of a sector holding no token */
+#define TRASH_TAG (1ull << 63)   /* a token for exact bytes: TRASH_TAG | 62 bits of their hash */
 #define CHECK_EVERY 100u
 #define POOL_SIZE (12u << 20)
 #define EXTENT (64u << 10)
@@ -116,6 +139,7 @@ struct vmodel {
 	uint64_t *race;  /* a copy's destination: the token of a write to its source that the
 			    copy, in flight, may have taken instead of pend; or NONE */
 	uint8_t *rd;     /* copies in flight reading this sector */
+	uint8_t *cut;    /* a change to it was in flight at the last power cut (until checked) */
 	bool *maybe_sh;  /* per extent: may be shared or redirected and not yet hydrated (a
 			    share of it was submitted since it was last rewritten whole or
 			    unmapped) -- decides what an UNMAP does */
@@ -139,8 +163,8 @@ struct inflight {
 	uint8_t kind; /* K_WRITE, K_ZERO, K_CAW, K_COPY */
 	int vol;
 	uint64_t s0, ns; /* sectors the command names */
-	uint64_t a, b;   /* sectors it changes (UNMAP: whole granules only) */
-	bool advisory;   /* UNMAP: a partly covered shared extent stays as it is */
+	uint64_t a, b;   /* sectors it changes (deallocation: whole granules only) */
+	bool advisory;   /* UNMAP, deallocation: a partly covered shared extent stays as it is */
 	bool raced;      /* WRITE: written while a copy in flight read the range */
 	uint64_t e0;     /* first extent of [s0, s0+ns) */
 	uint32_t maybe_mask, sure_mask; /* at submission, per extent from e0 */
@@ -149,8 +173,14 @@ struct inflight {
 };
 enum { K_WRITE, K_ZERO, K_CAW, K_COPY };
 
+enum fault { F_TEAR, F_TRASH, F_ALLOC };
+static const char *const fault_name[] = {"tear", "trash", "alloc"};
+
 struct suite {
 	uint64_t seed, rng;
+	enum fault fault; /* --fault */
+	const char *seed_from; /* how the seed was chosen (printed) */
+	bool self_test;   /* --self-test: garbage injected at each crash must be caught */
 	unsigned points;
 	const char *check_bin;
 	bool verbose;
@@ -180,6 +210,8 @@ struct suite {
 	int recycle_pending; /* 1 + the volume the power failed while deleting / creating, or 0 */
 	uint64_t recycle_crash_kept, recycle_crash_gone, recycle_crash_new;
 	uint64_t xc_raced; /* copies acknowledged whose source was written while in flight */
+	uint64_t trash_recorded; /* garbage found where a change was in flight (trash mode) */
+	struct vblk_crashsim_fault_stats fst; /* summed over the run's devices */
 };
 
 static void fail(struct suite *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -191,18 +223,14 @@ static void fail(struct suite *s, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fprintf(stderr, "crash_suite: reproduce with: crash_suite --seed %" PRIu64 " --points %u%s\n",
-		s->seed, s->point + 1, s->whole ? " --whole-granules" : "");
+	fprintf(stderr, "crash_suite: reproduce with: crash_suite --fault %s --seed %" PRIu64
+			" --points %u%s%s\n",
+		fault_name[s->fault], s->seed, s->point + 1, s->whole ? " --whole-granules" : "",
+		s->self_test ? " --self-test" : "");
 	exit(1);
 }
 
-static uint64_t rnd(struct suite *s)
-{
-	uint64_t z = (s->rng += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
+static uint64_t rnd(struct suite *s) { return vrng_next(&s->rng); }
 static uint64_t rnd_below(struct suite *s, uint64_t n) { return n ? rnd(s) % n : 0; }
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
@@ -237,7 +265,7 @@ static void fill_sector(uint8_t *p, uint64_t tok)
 	}
 }
 
-/* The token a sector holds: 0 for zeros, the token of a well-formed sector, NONE for garbage. */
+/* The token a sector holds: 0 for zeros, the token of a well-formed sector, GARBAGE else. */
 static uint64_t decode_sector(const uint8_t *p)
 {
 	static const uint8_t zero[SECT];
@@ -249,12 +277,24 @@ static uint64_t decode_sector(const uint8_t *p)
 	memcpy(&v32, p + 4, 4);
 	memcpy(&sect, p + 8, 8);
 	if (!id || v32 >= NVOL || sect > 0xFFFFFF)
-		return NONE;
+		return GARBAGE;
 	uint64_t tok = token(id, (int)v32, sect);
 	uint8_t want[SECT];
 	fill_sector(want, tok);
-	return memcmp(p, want, SECT) ? NONE : tok;
+	return memcmp(p, want, SECT) ? GARBAGE : tok;
 }
+
+/* The token of exact bytes (trash mode records garbage by it): FNV-1a, 62 bits. */
+static uint64_t trash_token(const uint8_t *p)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (unsigned i = 0; i < SECT; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return TRASH_TAG | (h & ((1ull << 62) - 1));
+}
+
+/* One of the contents the model allows (an unset one, NONE, allows nothing). */
+static bool allowed(uint64_t got, uint64_t x) { return x != NONE && got == x; }
 
 /* ---- commands */
 
@@ -528,6 +568,15 @@ static bool has_alt(struct suite *s, int vol, uint64_t s0, uint64_t ns)
 	return false;
 }
 
+/* A sector holding recorded garbage (no token to build CAW verify data from). */
+static bool has_trash(struct suite *s, int vol, uint64_t s0, uint64_t ns)
+{
+	for (uint64_t i = s0; i < s0 + ns; i++)
+		if (s->v[vol].acked[i] != NONE && (s->v[vol].acked[i] & TRASH_TAG))
+			return true;
+	return false;
+}
+
 static struct inflight *slot(struct suite *s)
 {
 	for (int i = 0; i < QD; i++)
@@ -665,11 +714,8 @@ static void submit_zero(struct suite *s)
 	size_t out_len, cdb_len = 16;
 	uint64_t a = s0, b = s0 + ns;
 	if (unmap_cmd) {
-		/* UNMAP changes whole 4 KiB granules only; partial ones keep their data */
-		a = (s0 + GRAN_SECT - 1) / GRAN_SECT * GRAN_SECT;
-		b = (s0 + ns) / GRAN_SECT * GRAN_SECT;
-		if (b < a)
-			b = a;
+		/* UNMAP zeros every sector it names (partly covered granules by writing
+		 * zeros), except in an extent that may be shared (zero_acked: advisory) */
 		cdb[0] = 0x42;
 		cdb[8] = 24;
 		cdb_len = 10;
@@ -702,7 +748,8 @@ static void submit_caw(struct suite *s)
 	struct vmodel *m = &s->v[vol];
 	uint64_t per_block = m->block / SECT;
 	uint64_t lba = rnd_below(s, m->nsect / per_block), s0 = lba * per_block;
-	if (busy(s, vol, s0, per_block, true) || has_alt(s, vol, s0, per_block))
+	if (busy(s, vol, s0, per_block, true) || has_alt(s, vol, s0, per_block) ||
+	    has_trash(s, vol, s0, per_block))
 		return;
 	uint32_t id = s->next_id++;
 	uint8_t *buf = calloc(2, m->block);
@@ -913,8 +960,10 @@ static void deallocate(struct suite *s)
 	for (uint64_t i = f.a; i < f.b; i++)
 		m->pend[i] = 0;
 	int rc = simhost_deallocate(s->h, m->name, s0 * SECT, ns * SECT);
-	if (rc < 0 && simhost_crashed(s->h))
+	if (rc < 0 && simhost_crashed(s->h)) {
+		memset(m->cut + f.a, 1, f.b - f.a); /* in flight at the cut */
 		return; /* stays "may be zero" until the check after recovery */
+	}
 	if (rc < 0)
 		fail(s, "deallocate %s %" PRIu64 "+%" PRIu64 ": %s", m->name, s0, ns, strerror(-rc));
 	zero_acked(s, &f);
@@ -962,10 +1011,27 @@ static void check_volume(struct suite *s, int vol)
 			     r.r.data_in_len);
 		for (uint64_t i = 0; i < ns; i++) {
 			uint64_t sect = s0 + i;
-			uint64_t got = decode_sector(r.r.data_in + i * SECT);
+			const uint8_t *bytes = r.r.data_in + i * SECT;
+			uint64_t got = decode_sector(bytes);
 			uint64_t want = m->acked[sect], alt = m->alt[sect], pend = m->pend[sect];
 			uint64_t race = m->race[sect];
-			if (got != want && got != alt && got != pend && got != race) {
+			bool recorded = false;
+			if (got == GARBAGE) {
+				/* Exact bytes the model recorded (trash mode), or, in trash mode only,
+				 * new garbage where a change was in flight at the cut: recorded now,
+				 * later checks require these bytes. Else garbage fails. */
+				uint64_t h = trash_token(bytes);
+				if (allowed(h, want) || allowed(h, alt) || allowed(h, pend) ||
+				    allowed(h, race)) {
+					got = h;
+				} else if (s->fault == F_TRASH && m->cut[sect]) {
+					got = h;
+					recorded = true;
+					s->trash_recorded++;
+				}
+			}
+			if (!recorded && !allowed(got, want) && !allowed(got, alt) &&
+			    !allowed(got, pend) && !allowed(got, race)) {
 				char msg[160];
 				int n = snprintf(msg, sizeof(msg), "%016" PRIx64, want);
 				if (alt != NONE)
@@ -977,10 +1043,16 @@ static void check_volume(struct suite *s, int vol)
 					snprintf(msg + n, sizeof(msg) - (size_t)n,
 						 " or %016" PRIx64 " (a copy in flight, its source rewritten)",
 						 race);
+				if (got == GARBAGE && s->self_test) {
+					printf("crash_suite: self-test (%s): the garbage injected into an "
+					       "acknowledged sector was caught at crash point %u (%s sector "
+					       "%" PRIu64 ")\n", fault_name[s->fault], s->point, m->name, sect);
+					exit(0);
+				}
 				fail(s, "%s sector %" PRIu64 ": holds %s%016" PRIx64 ", expected %s "
 				     "(token = write id << 32 | volume << 24 | sector written)",
-				     m->name, sect, got == NONE ? "garbage, not " : "", got == NONE ? 0 : got,
-				     msg);
+				     m->name, sect, got == GARBAGE ? "garbage, not " : "",
+				     got == GARBAGE ? 0 : got, msg);
 			}
 			if (pend != NONE && got == pend && pend != want)
 				s->torn_seen++;
@@ -988,6 +1060,7 @@ static void check_volume(struct suite *s, int vol)
 			m->alt[sect] = NONE;
 			m->pend[sect] = NONE;
 			m->race[sect] = NONE;
+			m->cut[sect] = 0;
 		}
 		s->sectors_checked += ns;
 		simhost_result_free(&r);
@@ -1091,11 +1164,34 @@ static void exec_check(struct suite *s)
 		fail(s, "%s %s failed (status %d)", s->check_bin, s->path, st);
 }
 
+/* The device faults of the run's mode (set on each new simhost: open or create). */
+static void set_faults(struct suite *s)
+{
+	unsigned f = s->fault == F_TRASH ? VBLK_CS_TRASH : s->fault == F_ALLOC ? VBLK_CS_LOST_ALLOC : 0;
+	if (s->self_test)
+		f |= VBLK_CS_INJECT_GARBAGE;
+	if (simhost_crash_faults(s->h, f) < 0)
+		fail(s, "crashsim faults");
+}
+
+/* Add the devices' fault counters to the run's (before a close ends the devices). */
+static void take_fault_stats(struct suite *s)
+{
+	struct vblk_crashsim_fault_stats st;
+	simhost_crash_fault_stats(s->h, &st);
+	s->fst.trashed_sectors += st.trashed_sectors;
+	s->fst.unmapped_dropped += st.unmapped_dropped;
+	s->fst.lost_allocs += st.lost_allocs;
+	s->fst.lost_grows += st.lost_grows;
+	s->fst.injected += st.injected;
+}
+
 /* Close cleanly, run vaai-check on the file, open again. */
 static void run_vaai_check(struct suite *s)
 {
 	if (!s->check_bin)
 		return;
+	take_fault_stats(s);
 	int rc = simhost_close(s->h);
 	s->h = NULL;
 	if (rc < 0)
@@ -1106,6 +1202,7 @@ static void run_vaai_check(struct suite *s)
 			       sizeof(err));
 	if (rc < 0)
 		fail(s, "reopen after vaai-check: %s", err);
+	set_faults(s);
 	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
 		fail(s, "whole granules after reopen");
 	for (int i = 0; i < NVOL; i++)
@@ -1122,6 +1219,7 @@ static void model_reset(struct vmodel *m)
 	memset(m->pend, 0xFF, m->nsect * sizeof(uint64_t));
 	memset(m->race, 0xFF, m->nsect * sizeof(uint64_t));
 	memset(m->rd, 0, m->nsect);
+	memset(m->cut, 0, m->nsect);
 	memset(m->maybe_sh, 0, m->next * sizeof(bool));
 	memset(m->grp, 0, m->next * sizeof(uint32_t));
 }
@@ -1142,6 +1240,7 @@ static void setup(struct suite *s)
 				     err, sizeof(err));
 	if (rc < 0)
 		fail(s, "create pool: %s", err);
+	set_faults(s);
 	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
 		fail(s, "whole granules");
 	/* 15 MiB of volumes on a pool with 11 MiB of capacity: thin and over-committed,
@@ -1157,9 +1256,10 @@ static void setup(struct suite *s)
 		m->pend = malloc(m->nsect * sizeof(uint64_t));
 		m->race = malloc(m->nsect * sizeof(uint64_t));
 		m->rd = malloc(m->nsect);
+		m->cut = malloc(m->nsect);
 		m->maybe_sh = malloc(m->next * sizeof(bool));
 		m->grp = malloc(m->next * sizeof(uint32_t));
-		if (!m->acked || !m->alt || !m->pend || !m->race || !m->rd || !m->maybe_sh || !m->grp)
+		if (!m->acked || !m->alt || !m->pend || !m->race || !m->rd || !m->cut || !m->maybe_sh || !m->grp)
 			fail(s, "out of memory");
 		model_reset(m);
 		rc = simhost_volume_create(s->h, m->name, (uint64_t)vol_mib[i] << 20, m->block);
@@ -1359,7 +1459,17 @@ static void one_point(struct suite *s)
 		else if (s->nq == 0)
 			recycle_volume(s);
 	}
-	/* Power is gone: commands in flight never complete; recover. */
+	/* Power is gone: commands in flight never complete; recover. What they change
+	 * was in flight at the cut (trash mode: may hold garbage). */
+	for (int i = 0; i < QD; i++) {
+		const struct inflight *f = &s->q[i];
+		if (!f->used)
+			continue;
+		if (f->kind != K_COPY)
+			memset(s->v[f->vol].cut + f->a, 1, f->b - f->a);
+		for (unsigned k = 0; f->kind == K_COPY && k < f->nseg; k++)
+			memset(s->v[f->seg[k].dv].cut + f->seg[k].ds, 1, f->seg[k].ns);
+	}
 	int rc = simhost_crash(s->h);
 	if (rc < 0)
 		fail(s, "recovery after the crash failed: %s", strerror(-rc));
@@ -1379,17 +1489,51 @@ static void one_point(struct suite *s)
 	check_all(s, "recovery");
 }
 
+/* 64-bit FNV-1a of a string, for seeds derived from a commit. */
+static uint64_t fnv64(const char *str, uint64_t h)
+{
+	for (; *str; str++)
+		h = (h ^ (uint8_t)*str) * 0x100000001b3ull;
+	return h;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: crash_suite [--fault tear|trash|alloc] [--points N] [--seed S | --commit "
+			"HASH [--salt N]] [--check VAAI_CHECK] [--verbose] [--no-coverage-check] "
+			"[--whole-granules] [--self-test]\n");
+	exit(2);
+}
+
 int main(int argc, char **argv)
 {
-	struct suite s = {.points = 1000, .seed = 1};
+	struct suite s = {.points = 1000};
+	const char *commit = NULL;
+	uint64_t salt = 0;
+	bool seed_given = false;
 	/* I/O errors after the simulated power loss are expected; the model judges. */
 	vlog_set_level(VLOG_ERR);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--points") && i + 1 < argc)
 			s.points = (unsigned)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
 			s.seed = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--check") && i + 1 < argc)
+			seed_given = true;
+		} else if (!strcmp(argv[i], "--commit") && i + 1 < argc)
+			commit = argv[++i];
+		else if (!strcmp(argv[i], "--salt") && i + 1 < argc)
+			salt = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--fault") && i + 1 < argc) {
+			const char *f = argv[++i];
+			if (!strcmp(f, "tear"))
+				s.fault = F_TEAR;
+			else if (!strcmp(f, "trash"))
+				s.fault = F_TRASH;
+			else if (!strcmp(f, "alloc"))
+				s.fault = F_ALLOC;
+			else
+				usage();
+		} else if (!strcmp(argv[i], "--check") && i + 1 < argc)
 			s.check_bin = argv[++i];
 		else if (!strcmp(argv[i], "--verbose"))
 			s.verbose = true;
@@ -1397,15 +1541,33 @@ int main(int argc, char **argv)
 			s.no_coverage = true;
 		else if (!strcmp(argv[i], "--whole-granules"))
 			s.whole = true;
-		else {
-			fprintf(stderr, "usage: crash_suite [--points N] [--seed S] [--check VAAI_CHECK] "
-					"[--verbose] [--no-coverage-check] [--whole-granules]\n");
-			return 2;
-		}
+		else if (!strcmp(argv[i], "--self-test"))
+			s.self_test = true;
+		else
+			usage();
 	}
 	const char *env = getenv("VAAID_CRASH_POINTS");
 	if (env && *env)
 		s.points = (unsigned)strtoul(env, NULL, 0);
+	/* The seed: given; else derived from the commit (each commit explores other crash
+	 * points), the fault mode, --whole-granules and the salt (the build); else fixed. */
+	char how[160];
+	if (seed_given) {
+		snprintf(how, sizeof(how), "given");
+	} else if (commit && *commit) {
+		uint64_t h = fnv64(commit, 0xcbf29ce484222325ull);
+		h = fnv64(fault_name[s.fault], h ^ salt * 0x9E3779B97F4A7C15ull);
+		h = fnv64(s.whole ? "whole" : "", h);
+		s.seed = vrng_next(&h);
+		snprintf(how, sizeof(how), "from commit %.40s, salt %" PRIu64, commit, salt);
+	} else {
+		s.seed = 1 + salt;
+		snprintf(how, sizeof(how), "fixed: no commit known");
+	}
+	s.seed_from = how;
+	printf("crash_suite: fault mode %s, seed %" PRIu64 " (%s), %u crash points%s\n",
+	       fault_name[s.fault], s.seed, how, s.points, s.self_test ? ", self-test" : "");
+	fflush(stdout);
 	s.rng = s.seed;
 	setup(&s);
 	for (s.point = 0; s.point < s.points; s.point++) {
@@ -1415,9 +1577,13 @@ int main(int argc, char **argv)
 		if (s.verbose)
 			fprintf(stderr, "point %u ok\n", s.point);
 	}
+	take_fault_stats(&s);
 	int rc = simhost_close(s.h);
 	if (rc < 0)
 		fail(&s, "final close: %s", strerror(-rc));
+	if (s.self_test)
+		fail(&s, "self-test: %" PRIu64 " sectors of acknowledged data overwritten with garbage, "
+			 "never caught", s.fst.injected);
 	if (s.check_bin)
 		exec_check(&s);
 	simhost_remove_pool(s.path);
@@ -1452,6 +1618,12 @@ int main(int argc, char **argv)
 	       " times, deleted %" PRIu64 ", new %" PRIu64 "\n",
 	       s.redo_recoveries, s.xc_raced, s.recycle_crash_kept, s.recycle_crash_gone,
 	       s.recycle_crash_new);
+	printf("crash_suite: fault mode %s: %" PRIu64 " sectors left as random bytes by power cuts "
+	       "(%" PRIu64 " found where a change was in flight, recorded); %" PRIu64
+	       " sectors lost with the mapping of their block, %" PRIu64 " allocations and %" PRIu64
+	       " grows of a file lost\n",
+	       fault_name[s.fault], s.fst.trashed_sectors, s.trash_recorded, s.fst.unmapped_dropped,
+	       s.fst.lost_allocs, s.fst.lost_grows);
 	/* The workload must have exercised what it claims to (a suite that cannot fail is no test). */
 	struct {
 		const char *what;
@@ -1486,6 +1658,11 @@ int main(int argc, char **argv)
 		{"power lost creating a volume again, found deleted", s.recycle_crash_gone},
 		{"EXTENDED COPY whose source was written while it ran", s.xc_raced},
 		{"small writes carried in the journal written home by a recovery", s.redo_recoveries},
+		/* the fault mode's own faults (counted 1 when another mode runs) */
+		{"sectors left as random bytes by a power cut", s.fault != F_TRASH || s.fst.trashed_sectors},
+		{"garbage recorded where a change was in flight", s.fault != F_TRASH || s.trash_recorded},
+		{"unsynced writes lost with an unmapped block", s.fault != F_ALLOC || s.fst.unmapped_dropped},
+		{"allocations lost by a power cut", s.fault != F_ALLOC || s.fst.lost_allocs},
 	};
 	for (size_t i = 0; s.points >= 100 && !s.no_coverage && i < sizeof(need) / sizeof(need[0]); i++)
 		if (!need[i].n)
@@ -1507,6 +1684,7 @@ int main(int argc, char **argv)
 		free(s.v[i].pend);
 		free(s.v[i].race);
 		free(s.v[i].rd);
+		free(s.v[i].cut);
 		free(s.v[i].maybe_sh);
 		free(s.v[i].grp);
 	}

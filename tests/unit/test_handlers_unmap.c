@@ -1,18 +1,27 @@
 /*
- * Unit tests of the UNMAP parameter list parser (handlers/unmap.c,
- * unmap_parse; SBC-4 5.31.2): header and length checks, descriptor count
+ * Unit tests of UNMAP (handlers/unmap.c): the parameter list parser
+ * (unmap_parse; SBC-4 5.31.2): header and length checks, descriptor count
  * and total LBA limits, range checks, incomplete last descriptor, 0-block
- * descriptors, and that an error reports no descriptor to act on.
+ * descriptors, and that an error reports no descriptor to act on; and
+ * handler_unmap on a LUN of a real pool (in memory): with LBPRZ=1 every LBA
+ * it names reads zeros afterwards -- a partly covered granule of a 512-byte
+ * LUN stays mapped with the named LBAs zeroed, a whole 4 KiB block is
+ * deallocated -- and GOOD also where the zeros would need new space (a full
+ * pool, a shared extent: the LBAs keep their data).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "vaaid/handlers.h"
+#include "vaaid/lun.h"
+
+#include "pool_test_env.h"
 
 #define NBLOCKS 1000u
 
@@ -157,12 +166,178 @@ static void test_limit_and_range_errors(void **state)
 	assert_int_equal(asc, ASC_LBA_OUT_OF_RANGE);
 }
 
+/* ---- handler_unmap on a pool */
+
+#define MIB (1024ull * 1024)
+#define EXT (64u * 1024)
+
+struct uenv {
+	struct env e;
+	struct vvol *v;
+	struct scsi_lun lun;
+	struct scsi_cmd cmd;
+	uint8_t cdb[10];
+	uint8_t list[24];
+	struct iovec iov;
+	struct wait w;
+};
+
+static void uenv_done(struct scsi_cmd *c) { done_cb(c->transport_priv, 0); }
+
+static void uenv_open(struct uenv *u, uint32_t block)
+{
+	memset(u, 0, sizeof(*u));
+	env_open_mem(&u->e, 8 * MIB, EXT, 0);
+	assert_int_equal(vpool_volume_create(u->e.p, "v", 4 * MIB, block, &u->v), 0);
+	vaaid_lun_init(&u->lun, u->v, MIB);
+	assert_true(u->lun.info.lbprz);
+}
+
+/* UNMAP of one descriptor (lba, n): runs the reactor until the command completes. */
+static void uenv_unmap(struct uenv *u, uint64_t lba, uint32_t n)
+{
+	memset(u->cdb, 0, sizeof(u->cdb));
+	u->cdb[0] = 0x42;
+	u->cdb[8] = sizeof(u->list);
+	memset(u->list, 0, sizeof(u->list));
+	scsi_put_be16(u->list, 22);
+	scsi_put_be16(u->list + 2, 16);
+	scsi_put_be64(u->list + 8, lba);
+	scsi_put_be32(u->list + 16, n);
+	u->iov = (struct iovec){.iov_base = u->list, .iov_len = sizeof(u->list)};
+	struct scsi_cmd *c = &u->cmd;
+	memset(c, 0, sizeof(*c));
+	c->cdb = u->cdb;
+	c->cdb_len = sizeof(u->cdb);
+	c->iov = &u->iov;
+	c->iovcnt = 1;
+	c->iov_len = sizeof(u->list);
+	c->lun = &u->lun;
+	c->done = uenv_done;
+	c->transport_priv = &u->w;
+	u->w = (struct wait){0};
+	handler_unmap(c);
+	assert_int_equal(run(&u->e, &u->w), 0);
+}
+
+static void assert_good_status(const struct uenv *u)
+{
+	assert_int_equal(u->cmd.status, SAM_STAT_GOOD);
+	assert_int_equal(u->cmd.sense_len, 0);
+}
+
+static bool is_mapped(struct uenv *u, uint64_t off)
+{
+	uint64_t run_len;
+	bool m;
+	assert_int_equal(vvol_lba_status(u->v, off, 512, &run_len, &m), 0);
+	return m;
+}
+
+static bool holds(struct uenv *u, struct vvol *v, uint64_t off, size_t len, uint8_t c)
+{
+	uint8_t *b = vblk_alloc_buf(len);
+	assert_int_equal(vread(&u->e, v, off, b, len), 0);
+	bool r = all_bytes(b, len, c);
+	free(b);
+	return r;
+}
+
+static void fill_vol(struct uenv *u, struct vvol *v, uint64_t off, size_t len, uint8_t c)
+{
+	uint8_t *b = vblk_alloc_buf(len);
+	memset(b, c, len);
+	assert_int_equal(vwrite(&u->e, v, off, b, len), 0);
+	free(b);
+}
+
+/* 512-byte LUN: one LBA, and LBAs across a granule edge, read zeros; the granules stay
+ * mapped, their other LBAs keep their data; a never-written granule stays deallocated. */
+static void test_unmap_512_partial_granules(void **state)
+{
+	(void)state;
+	struct uenv u;
+	uenv_open(&u, 512);
+	fill_vol(&u, u.v, 0, EXT, 0x5A);
+	uenv_unmap(&u, 3, 1);
+	assert_good_status(&u);
+	assert_true(holds(&u, u.v, 0, 1536, 0x5A));
+	assert_true(holds(&u, u.v, 1536, 512, 0));
+	assert_true(holds(&u, u.v, 2048, EXT - 2048, 0x5A));
+	assert_true(is_mapped(&u, 1536));
+	/* LBA 14..17: the end of granule 1, the start of granule 2 */
+	uenv_unmap(&u, 14, 4);
+	assert_good_status(&u);
+	assert_true(holds(&u, u.v, 4096, 3072, 0x5A));
+	assert_true(holds(&u, u.v, 7168, 2048, 0));
+	assert_true(holds(&u, u.v, 9216, EXT - 9216, 0x5A));
+	assert_true(is_mapped(&u, 7168) && is_mapped(&u, 8192));
+	/* a granule never written (extent 1 holds only its first) */
+	fill_vol(&u, u.v, EXT, 4096, 0x5B);
+	uenv_unmap(&u, EXT / 512 + 9, 2);
+	assert_good_status(&u);
+	assert_false(is_mapped(&u, EXT + 4096));
+	assert_true(holds(&u, u.v, EXT, 4096, 0x5B));
+	assert_true(holds(&u, u.v, EXT + 4096, EXT - 4096, 0));
+	env_close(&u.e);
+}
+
+/* 4096-byte LUN: an LBA is a whole granule: deallocated; a whole extent goes back. */
+static void test_unmap_4096_whole_granules(void **state)
+{
+	(void)state;
+	struct uenv u;
+	uenv_open(&u, 4096);
+	fill_vol(&u, u.v, 0, 2 * EXT, 0x6A);
+	uenv_unmap(&u, 1, 1);
+	assert_good_status(&u);
+	assert_false(is_mapped(&u, 4096));
+	assert_true(holds(&u, u.v, 4096, 4096, 0));
+	assert_true(holds(&u, u.v, 8192, 2 * EXT - 8192, 0x6A));
+	assert_int_equal(used(&u.e), 2 * EXT);
+	uenv_unmap(&u, EXT / 4096, EXT / 4096);
+	assert_good_status(&u);
+	assert_int_equal(used(&u.e), EXT);
+	env_close(&u.e);
+}
+
+/* Where the zeros would need new space -- a shared extent (redirect-on-write), here in a
+ * full pool too -- the LBAs keep their data, mapped, and the UNMAP is still GOOD (it is
+ * advisory, SBC-4 4.7.3.4); never DATA PROTECT. */
+static void test_unmap_no_space_keeps_data(void **state)
+{
+	(void)state;
+	struct uenv u;
+	uenv_open(&u, 512);
+	struct vvol *b, *c;
+	assert_int_equal(vpool_volume_create(u.e.p, "b", 4 * MIB, 512, &b), 0);
+	fill_vol(&u, u.v, 0, EXT, 0x7A);
+	struct wait w = {0};
+	assert_int_equal(vvol_share(u.v, 0, b, 0, EXT, done_cb, &w), 0);
+	assert_int_equal(run(&u.e, &w), 0);
+	struct vpool_stats st;
+	vpool_get_stats(u.e.p, &st);
+	assert_int_equal(vpool_volume_create(u.e.p, "c", st.capacity, 512, &c), 0);
+	fill_vol(&u, c, 0, st.capacity - st.used, 0x7C);
+	vpool_get_stats(u.e.p, &st);
+	assert_int_equal(st.used, st.capacity);
+	uenv_unmap(&u, 5, 1);
+	assert_good_status(&u);
+	assert_true(holds(&u, u.v, 0, EXT, 0x7A));
+	assert_true(holds(&u, b, 0, EXT, 0x7A));
+	assert_true(is_mapped(&u, 5 * 512));
+	env_close(&u.e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_lists),
 		cmocka_unit_test(test_length_errors),
 		cmocka_unit_test(test_limit_and_range_errors),
+		cmocka_unit_test(test_unmap_512_partial_granules),
+		cmocka_unit_test(test_unmap_4096_whole_granules),
+		cmocka_unit_test(test_unmap_no_space_keeps_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,9 @@
  * callbacks never run, even those already queued or in the same delivery
  * batch; reads fail -EIO), power_on with a new reactor after destroying the
  * old one with completions still queued (clean under ASan), the file round
- * trip, io_count, grow.
+ * trip, io_count, grow; the fault models: trashed sectors (random bytes only
+ * where an unsynced write changed them), lost allocations and grows
+ * (VBLK_CS_LOST_ALLOC), garbage injected for oracle self-tests.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -572,6 +574,177 @@ static void test_grow_allocate(void **state)
 	vreactor_destroy(r);
 }
 
+/* ---- fault models */
+
+static bool is_zero(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * VBLK_CS_TRASH: an unsynced write's sectors come back old, new or random (some seed
+ * shows each); never random where the write did not change the bytes, nor where a
+ * newer durable write covers them, nor in a durable write.
+ */
+static void test_trash(void **state)
+{
+	(void)state;
+	uint8_t old[4096], neu[4096], got[4096], dur[4096];
+	fill(old, sizeof(old), 0x31);
+	fill(neu, sizeof(neu), 0xb7);
+	fill(dur, sizeof(dur), 0x5a);
+	memcpy(neu + 3 * SEC, old + 3 * SEC, SEC); /* sector 3: rewritten with the same bytes */
+	unsigned n_old = 0, n_new = 0, n_trash = 0;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		struct vreactor *r = new_reactor();
+		struct vblk *b = new_mem(r, MIB, seed);
+		vblk_crashsim_set_faults(b, VBLK_CS_TRASH);
+		assert_int_equal(vblk_pwrite_sync(b, old, sizeof(old), 4096, VBLK_DSYNC), 0);
+		assert_int_equal(vblk_pwrite_sync(b, neu, sizeof(neu), 4096, 0), 0); /* unsynced */
+		/* A newer durable write over sectors 6-7: they never come back random. */
+		assert_int_equal(vblk_pwrite_sync(b, dur, 2 * SEC, 4096 + 6 * SEC, VBLK_DSYNC), 0);
+		/* Elsewhere an unsynced write then a durable one: the durable stays. */
+		assert_int_equal(vblk_pwrite_sync(b, neu, sizeof(neu), 65536, 0), 0);
+		assert_int_equal(vblk_pwrite_sync(b, dur, sizeof(dur), 65536, VBLK_DSYNC), 0);
+		crash_and_read(b, got, sizeof(got), 4096);
+		for (size_t s = 0; s < 6 * SEC; s += SEC) {
+			if (!memcmp(got + s, old + s, SEC))
+				n_old++;
+			else if (!memcmp(got + s, neu + s, SEC))
+				n_new++;
+			else
+				n_trash++;
+			if (s == 3 * SEC)
+				assert_memory_equal(got + s, old + s, SEC);
+		}
+		assert_memory_equal(got + 6 * SEC, dur, 2 * SEC);
+		assert_int_equal(vblk_pread_sync(b, got, sizeof(got), 65536), 0);
+		assert_memory_equal(got, dur, sizeof(dur));
+		struct vblk_crashsim_fault_stats st;
+		vblk_crashsim_fault_stats(b, &st);
+		assert_true(st.trashed_sectors <= 5);
+		vblk_close(b);
+		vreactor_destroy(r);
+	}
+	assert_true(n_old > 0 && n_new > 0 && n_trash > 0);
+	/* Off by default: never random (test_unflushed_outcomes checks old / new only). */
+}
+
+/* VBLK_CS_LOST_ALLOC, grows: lost unless a flush or a DSYNC write came after. */
+static void test_lost_grow(void **state)
+{
+	(void)state;
+	uint8_t w[4096], got[4096];
+	fill(w, sizeof(w), 0x6e);
+	/* nothing; a flush; a DSYNC write inside the old size (need not commit the size:
+	 * POSIX data integrity asks only for what reading it back needs); a DSYNC write
+	 * past the old end (needs the size, so commits it) */
+	for (int how = 0; how < 4; how++) {
+		struct vreactor *r = new_reactor();
+		struct vblk *b = new_mem(r, MIB, 3);
+		vblk_crashsim_set_faults(b, VBLK_CS_LOST_ALLOC);
+		assert_int_equal(b->ops->grow(b, 2 * MIB), 0);
+		assert_int_equal(b->size, 2 * MIB);
+		/* Unsynced data past the old end: lost with the size, or kept with it. */
+		assert_int_equal(vblk_pwrite_sync(b, w, 4096, MIB + 8192, 0), 0);
+		if (how == 1)
+			assert_int_equal(vblk_flush_sync(b), 0);
+		if (how == 2)
+			assert_int_equal(vblk_pwrite_sync(b, w, 4096, 0, VBLK_DSYNC), 0);
+		if (how == 3)
+			assert_int_equal(vblk_pwrite_sync(b, w, 4096, MIB + 16384, VBLK_DSYNC), 0);
+		bool lost = how == 0 || how == 2;
+		vblk_crashsim_crash_now(b);
+		vblk_crashsim_power_on(b, r);
+		struct vblk_crashsim_fault_stats st;
+		vblk_crashsim_fault_stats(b, &st);
+		assert_int_equal(b->size, lost ? MIB : 2 * MIB);
+		assert_int_equal(st.lost_grows, lost ? 1 : 0);
+		if (how == 1) { /* flushed: the data too */
+			assert_int_equal(vblk_pread_sync(b, got, 4096, MIB + 8192), 0);
+			assert_memory_equal(got, w, 4096);
+		}
+		if (lost) { /* grown again: what was past the old end reads zeros */
+			assert_int_equal(b->ops->grow(b, 2 * MIB), 0);
+			assert_int_equal(vblk_pread_sync(b, got, 4096, MIB + 8192), 0);
+			assert_true(is_zero(got, 4096));
+		}
+		vblk_close(b);
+		vreactor_destroy(r);
+	}
+	/* Without the fault model a grow is durable at once (test_grow_allocate). */
+}
+
+/*
+ * VBLK_CS_LOST_ALLOC, allocations: an unsynced write into a 4 KiB block never
+ * durably mapped is always lost (a hole / unwritten extent reads zeros); once a
+ * flush made the allocate durable, or a durable write mapped the block, an
+ * unsynced write there may survive (some seed); an allocate without a later
+ * flush is counted lost.
+ */
+static void test_lost_alloc(void **state)
+{
+	(void)state;
+	uint8_t w[4096], d[4096], got[4096];
+	fill(w, sizeof(w), 0x1d);
+	fill(d, sizeof(d), 0x2e);
+	int kept_alloc = 0, kept_written = 0;
+	for (uint64_t seed = 1; seed <= 60; seed++) {
+		struct vreactor *r = new_reactor();
+		struct vblk *b = new_mem(r, MIB, seed);
+		vblk_crashsim_set_faults(b, VBLK_CS_LOST_ALLOC);
+		/* Block at 0: allocated, never flushed. Block at 64 KiB: allocated and flushed.
+		 * Block at 128 KiB: written durably once (mapped). */
+		assert_int_equal(vblk_allocate_sync(b, 65536, 4096), 0);
+		assert_int_equal(vblk_pwrite_sync(b, d, 4096, 131072, VBLK_DSYNC), 0);
+		assert_int_equal(vblk_flush_sync(b), 0);
+		assert_int_equal(vblk_allocate_sync(b, 0, 4096), 0); /* after the flush: pending */
+		for (uint64_t off = 0; off <= 131072; off += 65536)
+			assert_int_equal(vblk_pwrite_sync(b, w, 4096, off, 0), 0);
+		/* A DSYNC write elsewhere does not make the allocation at 0 durable. */
+		assert_int_equal(vblk_pwrite_sync(b, d, 4096, 4096 * 40, VBLK_DSYNC), 0);
+		crash_and_read(b, got, 4096, 0);
+		assert_true(is_zero(got, 4096));
+		assert_int_equal(vblk_pread_sync(b, got, 4096, 65536), 0);
+		kept_alloc += !memcmp(got, w, 4096);
+		assert_int_equal(vblk_pread_sync(b, got, 4096, 131072), 0);
+		kept_written += !memcmp(got, w, 4096);
+		struct vblk_crashsim_fault_stats st;
+		vblk_crashsim_fault_stats(b, &st);
+		assert_int_equal(st.lost_allocs, 1);
+		vblk_close(b);
+		vreactor_destroy(r);
+	}
+	assert_true(kept_alloc > 0 && kept_written > 0);
+}
+
+/* VBLK_CS_INJECT_GARBAGE: the last durable data write's first sector goes bad. */
+static void test_inject_garbage(void **state)
+{
+	(void)state;
+	struct vreactor *r = new_reactor();
+	struct vblk *b = new_mem(r, MIB, 4);
+	vblk_crashsim_set_faults(b, VBLK_CS_INJECT_GARBAGE);
+	uint8_t w[4096], m[4096], got[4096];
+	fill(w, sizeof(w), 0x44);
+	fill(m, sizeof(m), 0x55);
+	assert_int_equal(vblk_pwrite_sync(b, w, 4096, 8192, VBLK_DSYNC), 0);
+	assert_int_equal(vblk_pwrite_sync(b, m, 4096, 0, VBLK_DSYNC | VBLK_META), 0);
+	crash_and_read(b, got, 4096, 8192);
+	assert_memory_not_equal(got, w, SEC);      /* the data write's first sector */
+	assert_memory_equal(got + SEC, w + SEC, 4096 - SEC);
+	assert_int_equal(vblk_pread_sync(b, got, 4096, 0), 0);
+	assert_memory_equal(got, m, 4096);          /* metadata is left alone */
+	struct vblk_crashsim_fault_stats st;
+	vblk_crashsim_fault_stats(b, &st);
+	assert_int_equal(st.injected, 1);
+	vblk_close(b);
+	vreactor_destroy(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -588,6 +761,10 @@ int main(void)
 		cmocka_unit_test(test_power_on_new_reactor),
 		cmocka_unit_test(test_file_round_trip),
 		cmocka_unit_test(test_grow_allocate),
+		cmocka_unit_test(test_trash),
+		cmocka_unit_test(test_lost_grow),
+		cmocka_unit_test(test_lost_alloc),
+		cmocka_unit_test(test_inject_garbage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -184,11 +184,12 @@ static void test_cow_out_of_space_changes_nothing(void **state)
  * a's new data. The extent must count as shared until the drop is durable (the write
  * is redirected). The journal is kept busy so that the drop waits for the next commit,
  * and the power fails as soon as a's write is acknowledged; over several seeds the
- * crash drops, applies or tears that commit.
+ * crash drops, applies or tears that commit. unmap: the same for the zeros of a's
+ * UNMAP of one sector (vvol_unmap): they would need a redirect, so the sector keeps
+ * its data (advisory) -- it never reaches the extent b may get back.
  */
-static void test_unshare_not_durable_no_write_in_place(void **state)
+static void unshare_not_durable(bool unmap)
 {
-	(void)state;
 	for (uint64_t seed = 1; seed <= 16; seed++) {
 		struct env e;
 		memset(&e, 0, sizeof(e));
@@ -211,18 +212,117 @@ static void test_unshare_not_durable_no_write_in_place(void **state)
 		uint8_t *buf = vblk_alloc_buf(4096);
 		memset(buf, 0x22, 4096);
 		struct iovec iov = {.iov_base = buf, .iov_len = 4096};
-		assert_int_equal(vvol_write(a, 0, 4096, &iov, 1, done_cb, &wa), 0);
+		if (unmap)
+			assert_int_equal(vvol_unmap(a, 512, 512, done_cb, &wa), 0);
+		else
+			assert_int_equal(vvol_write(a, 0, 4096, &iov, 1, done_cb, &wa), 0);
 		assert_int_equal(run(&e, &wa), 0);
 		free(buf);
 		crash_and_recover(&e);
 		a = vpool_volume_find(e.p, "a");
 		b = vpool_volume_find(e.p, "b");
-		assert_true(reads(&e, a, 0, 4096, 0x22));
-		assert_true(reads(&e, a, 4096, EXT - 4096, 0x11));
+		if (unmap) {
+			/* the UNMAPped sector too: its zeros would have been written in
+			 * place into an extent that still counted as shared */
+			assert_true(reads(&e, a, 0, 512, 0x11));
+			assert_true(reads(&e, a, 512, 512, 0x11));
+			assert_true(reads(&e, a, 1024, EXT - 1024, 0x11));
+		} else {
+			assert_true(reads(&e, a, 0, 4096, 0x22));
+			assert_true(reads(&e, a, 4096, EXT - 4096, 0x11));
+		}
 		/* b: its copy (the drop was lost) or zeros (it was durable), never a's write */
 		assert_true(reads(&e, b, 0, EXT, 0x11) || reads(&e, b, 0, EXT, 0));
 		env_close(&e);
 	}
+}
+
+static void test_unshare_not_durable_no_write_in_place(void **state)
+{
+	(void)state;
+	unshare_not_durable(false);
+}
+
+static void test_unmap_unshare_not_durable_no_zeros_in_place(void **state)
+{
+	(void)state;
+	unshare_not_durable(true);
+}
+
+static int vunmap(struct env *e, struct vvol *v, uint64_t off, uint64_t len)
+{
+	struct wait w = {0};
+	int rc = vvol_unmap(v, off, len, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+static bool lba_mapped(struct vvol *v, uint64_t off)
+{
+	uint64_t run_len;
+	bool m;
+	assert_int_equal(vvol_lba_status(v, off, 512, &run_len, &m), 0);
+	return m;
+}
+
+/*
+ * vvol_unmap (UNMAP): the sectors it names in a partly covered granule get zeros where
+ * that needs no new space. A shared extent would need a redirect: the sectors keep their
+ * data, mapped, nothing is allocated, and it still succeeds -- also in a full pool,
+ * where vvol_zero (WRITE SAME) gets -ENOSPC. A redirected extent that still reads the
+ * granule from its source is private: zeros written there, no space taken.
+ */
+static void test_unmap_partial_shared_and_redirected(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 8 * MIB, EXT, 0);
+	struct vpool_stats st;
+	vpool_get_stats(e.p, &st);
+	uint64_t n = st.capacity / EXT;
+	struct vvol *a, *b, *c;
+	assert_int_equal(vpool_volume_create(e.p, "a", MIB, 512, &a), 0);
+	assert_int_equal(vpool_volume_create(e.p, "b", MIB, 512, &b), 0);
+	assert_int_equal(vpool_volume_create(e.p, "c", n * EXT, 512, &c), 0);
+	fill(&e, a, 0, 2 * EXT, 0x11);
+	assert_int_equal(vshare(&e, a, 0, b, 0, 2 * EXT), 0);
+	/* shared: b sector 1 and a sector 9 keep their data, nothing allocated */
+	assert_int_equal(vunmap(&e, b, 512, 512), 0);
+	assert_int_equal(vunmap(&e, a, 9 * 512, 512), 0);
+	assert_true(reads(&e, a, 0, 2 * EXT, 0x11));
+	assert_true(reads(&e, b, 0, 2 * EXT, 0x11));
+	assert_true(lba_mapped(b, 512) && lba_mapped(a, 9 * 512));
+	assert_int_equal(used(&e), 2 * EXT);
+	/* b's extent 1 redirected by a write of its granule 0 (hydration paused: it reads
+	 * the rest from the shared extent); b's sector in granule 1 gets zeros there */
+	vpool_hydration_pause(e.p, true);
+	fill(&e, b, EXT, 4096, 0x22);
+	assert_int_equal(used(&e), 3 * EXT);
+	assert_int_equal(vunmap(&e, b, EXT + 4096 + 1024, 1024), 0);
+	assert_true(reads(&e, b, EXT, 4096, 0x22));
+	assert_true(reads(&e, b, EXT + 4096, 1024, 0x11));
+	assert_true(reads(&e, b, EXT + 5120, 1024, 0));
+	assert_true(reads(&e, b, EXT + 6144, EXT - 6144, 0x11));
+	assert_true(lba_mapped(b, EXT + 5120));
+	assert_true(reads(&e, a, 0, 2 * EXT, 0x11));
+	assert_int_equal(used(&e), 3 * EXT);
+	/* a full pool */
+	vpool_get_stats(e.p, &st);
+	fill(&e, c, 0, st.capacity - st.used, 0x33);
+	vpool_get_stats(e.p, &st);
+	assert_int_equal(st.used, st.capacity);
+	assert_int_equal(vunmap(&e, b, 2048, 512), 0);
+	assert_true(reads(&e, b, 0, EXT, 0x11));
+	struct wait w = {0};
+	assert_int_equal(vvol_zero(b, 2048, 512, done_cb, &w), 0);
+	assert_int_equal(run(&e, &w), -ENOSPC);
+	/* private: zeros in place, no space needed */
+	assert_int_equal(vunmap(&e, c, 512, 1024), 0);
+	assert_true(reads(&e, c, 0, 512, 0x33));
+	assert_true(reads(&e, c, 512, 1024, 0));
+	assert_true(reads(&e, c, 1536, 4096 - 1536, 0x33));
+	assert_true(lba_mapped(c, 512));
+	assert_int_equal(vpool_verify(e.p, NULL), 0);
+	env_close(&e);
 }
 
 /*
@@ -294,6 +394,8 @@ int main(void)
 		cmocka_unit_test(test_cow_out_of_space_changes_nothing),
 		cmocka_unit_test(test_unshare_not_durable_no_write_in_place),
 		cmocka_unit_test(test_copy_is_one_unit),
+		cmocka_unit_test(test_unmap_partial_shared_and_redirected),
+		cmocka_unit_test(test_unmap_unshare_not_durable_no_zeros_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

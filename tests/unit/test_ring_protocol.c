@@ -29,6 +29,7 @@
 
 #include "../../src/tcmu/tcmu_abi.h"
 #include "vaaid/ring.h"
+#include "vaaid/rng.h"
 #include "vaaid/sim.h"
 
 struct env {
@@ -301,17 +302,11 @@ static void test_sense(void **state)
 	env_close(&e);
 }
 
-/* Fisher-Yates with a small LCG (deterministic). */
-static uint64_t rnd(uint64_t *s)
-{
-	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
-	return *s >> 33;
-}
-
+/* Fisher-Yates (deterministic: vrng_next). */
 static void shuffle(struct tcmu_ring_cmd *a, size_t n, uint64_t *s)
 {
 	for (size_t i = n; i > 1; i--) {
-		size_t j = rnd(s) % i;
+		size_t j = vrng_next(s) % i;
 		struct tcmu_ring_cmd t = a[i - 1];
 		a[i - 1] = a[j];
 		a[j] = t;
@@ -345,8 +340,8 @@ static void test_out_of_order(void **state)
 	size_t in_len[N], out_len[N];
 	uint8_t cdb[16];
 	for (uint64_t t = 0; t < N; t++) {
-		out_len[t] = t % 2 ? rnd(&s) % (3 * 4096) + 1 : 0;
-		in_len[t] = t % 2 ? 0 : rnd(&s) % (3 * 4096) + 1;
+		out_len[t] = t % 2 ? vrng_next(&s) % (3 * 4096) + 1 : 0;
+		in_len[t] = t % 2 ? 0 : vrng_next(&s) % (3 * 4096) + 1;
 		mk_cdb16(cdb, out_len[t] ? 0x8A : 0x88, t);
 		uint8_t *b = pattern_buf(t, out_len[t]);
 		assert_int_equal(simk_submit(e.k, cdb, 16, b, out_len[t], in_len[t], t), 0);
@@ -429,11 +424,11 @@ static void test_wrap_pad(void **state)
 	uint8_t cdb[40];
 	while (reaped < N) {
 		/* Submit a random burst until full. */
-		unsigned burst = (unsigned)(rnd(&s) % 12) + 1;
+		unsigned burst = (unsigned)(vrng_next(&s) % 12) + 1;
 		for (unsigned b = 0; b < burst && submitted < N; b++) {
 			uint64_t t = submitted;
 			size_t cl = mk_cdb_var(cdb, t);
-			size_t ol = rnd(&s) % 3 ? rnd(&s) % (12 * 4096) : 0;
+			size_t ol = vrng_next(&s) % 3 ? vrng_next(&s) % (12 * 4096) : 0;
 			uint8_t *buf = pattern_buf(t, ol);
 			uint32_t head0 = tcmu_abi_load_head(e.map);
 			int rc = simk_submit(e.k, cdb, cl, buf, ol, 0, t);
@@ -480,7 +475,7 @@ static void test_wrap_pad(void **state)
 		}
 		/* Complete a random subset, out of order. */
 		shuffle(taken, ntaken, &s);
-		size_t ncomp = ntaken ? rnd(&s) % ntaken + 1 : 0;
+		size_t ncomp = ntaken ? vrng_next(&s) % ntaken + 1 : 0;
 		for (size_t i = 0; i < ncomp; i++) {
 			struct tcmu_ring_cmd *c = &taken[ntaken - 1 - i];
 			assert_int_equal(tcmu_ring_complete(&e.r, c->cmd_id, 0, NULL, 0, -1), 0);
@@ -515,7 +510,7 @@ static void test_wrap_data(void **state)
 	uint64_t s = 99;
 	uint8_t cdb[16];
 	for (uint64_t t = 0; t < 3000; t++) {
-		size_t ol = rnd(&s) % (5 * 4096) + 1;
+		size_t ol = vrng_next(&s) % (5 * 4096) + 1;
 		mk_cdb16(cdb, 0x8A, t);
 		uint8_t *buf = pattern_buf(t, ol);
 		assert_int_equal(simk_submit(e.k, cdb, 16, buf, ol, 0, t), 0);
@@ -924,7 +919,7 @@ static void *engine_main(void *arg)
 		if (!nq)
 			continue;
 		shuffle(q, nq, &s);
-		size_t ncomp = idle ? nq : rnd(&s) % nq + 1;
+		size_t ncomp = idle ? nq : vrng_next(&s) % nq + 1;
 		for (size_t i = 0; i < ncomp; i++) {
 			struct tcmu_ring_cmd *c = &q[nq - 1 - i];
 			uint64_t t = cdb_seed(c->cdb);
@@ -966,8 +961,8 @@ static void test_two_threads(void **state)
 	struct simk_result res[64];
 	while (reaped < N) {
 		while (next < N) {
-			is_write[next] = rnd(&s) % 2;
-			len[next] = rnd(&s) % (40 * 1024) + 1;
+			is_write[next] = vrng_next(&s) % 2;
+			len[next] = vrng_next(&s) % (40 * 1024) + 1;
 			mk_cdb16(cdb, is_write[next] ? 0x8A : 0x88, next);
 			uint8_t *b = is_write[next] ? pattern_buf(next, len[next]) : NULL;
 			int rc = simk_submit(e.k, cdb, 16, b, is_write[next] ? len[next] : 0,
@@ -977,10 +972,10 @@ static void test_two_threads(void **state)
 				break;
 			assert_int_equal(rc, 0);
 			next++;
-			if (rnd(&s) % 8 == 0)
+			if (vrng_next(&s) % 8 == 0)
 				break;
 		}
-		int n = simk_reap(e.k, res, 64, next == N || rnd(&s) % 2 ? 2000 : 0);
+		int n = simk_reap(e.k, res, 64, next == N || vrng_next(&s) % 2 ? 2000 : 0);
 		assert_true(n >= 0);
 		for (int j = 0; j < n; j++) {
 			uint64_t t = res[j].tag;

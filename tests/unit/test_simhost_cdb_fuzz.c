@@ -45,6 +45,7 @@
 #include <cmocka.h>
 
 #include "simhost_test_env.h"
+#include "vaaid/rng.h"
 #include "vaaid/scsi.h"
 
 #define VOL_BYTES (4u << 20)
@@ -63,13 +64,7 @@ struct fuzz {
 	unsigned kinds_good[64], kinds_cc[64];
 };
 
-static uint64_t rnd(struct fuzz *f)
-{
-	uint64_t z = (f->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+static uint64_t rnd(struct fuzz *f) { return vrng_next(&f->rng); }
 
 static uint64_t below(struct fuzz *f, uint64_t n)
 {

@@ -17,17 +17,22 @@ AREA=1G
 C=/sys/kernel/config/target
 LOOP=$C/loopback/naa.50014050aa1d0001/tpgt_1
 
-iops() { # iops DEV RW: print the IOPS fio measured
+iops() { # iops DEV RW: print the IOPS fio measured (a run with an I/O error is no measurement)
 	local out
+	# (in $(iops ...) errexit is off: each failure is checked here)
 	out=$(fio --name=b --filename="$1" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k \
 		--rw="$2" --size=$AREA --time_based --runtime="$RT" --randrepeat=0 --norandommap \
-		--output-format=json)
-	python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; k=sys.argv[1]; print(int(j[k]["iops"]))' \
-		"$([ "$2" = randread ] && echo read || echo write)" <<<"$out"
+		--output-format=json) || die "fio $2 on $1 failed: $out"
+	python3 -c 'import json,sys
+j = json.load(sys.stdin)["jobs"][0]
+if j["error"]:
+    sys.exit("fio error %d" % j["error"])
+print(int(j[sys.argv[1]]["iops"]))' "$([ "$2" = randread ] && echo read || echo write)" <<<"$out" ||
+		die "fio $2 on $1: no measurement"
 }
 
 prefill() { fio --name=fill --filename="$1" --direct=1 --ioengine=libaio --iodepth=4 --bs=1M \
-	--rw=write --size=$AREA --output-format=terse >/dev/null; }
+	--rw=write --size=$AREA --output-format=terse >/dev/null || die "prefill of $1 failed"; }
 
 # vaaid LUN (LUN 0) + fileio LUN (LUN 1) on the same scratch disk
 read -r _ _ vsd _ < <(/vaaid/tests/vm/setup-luns.sh 1 4G)

@@ -9,9 +9,18 @@ read -r _ sg1 _ _ <<<"${L[1]}"
 inq=$(sg_inq "$sg0")
 grep -q "Vendor identification: VAAID" <<<"$inq" || die "vendor: $inq"
 grep -q "Product identification: VAAID THIN LUN" <<<"$inq" || die "product: $inq"
-grep -q "3PC=" <<<"$inq" || true
+# 3PC=1: EXTENDED COPY is supported (SPC-4 6.6.2, standard INQUIRY byte 5 bit 3);
+# sg_inq prints "... TPGS=0  3PC=1  Protect=0 ..."
+tpc=$(grep -oE "(^|[[:space:]])3PC=[0-9]+" <<<"$inq" | tr -d '[:space:]') || die "sg_inq shows no 3PC field: $inq"
+[ "$tpc" = "3PC=1" ] || die "standard INQUIRY: $tpc, expected 3PC=1 (vaaid serves EXTENDED COPY): $inq"
 vpd=$(sg_vpd -p 0x83 "$sg0")
-grep -q "designator type: NAA" <<<"$vpd" && grep -q "0x6" <<<"$vpd" || die "no NAA-6 designator: $vpd"
+# the LU's NAA designator is IEEE Registered Extended (SPC-4 7.8.6.6.5): 16 bytes whose
+# first nibble (NAA) is 6; sg_vpd prints the designator on the line after its type:
+#   designator type: NAA,  code set: Binary
+#     0x6001405f860edce125302edf4aa7a634
+naa=$(grep -A1 "designator type: NAA" <<<"$vpd" | grep -oE "^[[:space:]]+0x[0-9a-f]+$" | tr -d '[:space:]') ||
+	die "no NAA designator: $vpd"
+[[ $naa =~ ^0x6[0-9a-f]{31}$ ]] || die "the NAA designator is not NAA 6 (16 bytes): '$naa': $vpd"
 grep -q "vendor id: VAAID" <<<"$vpd" || die "no T10 vendor designator: $vpd"
 s0=$(sg_vpd -p 0x80 -r "$sg0" | tail -c +5 | tr -d '\0')
 s1=$(sg_vpd -p 0x80 -r "$sg1" | tail -c +5 | tr -d '\0')
@@ -37,4 +46,4 @@ read -r -a pb <<<"$page"
 [ "${pb[4]:-}" = 08 ] || die "caching mode page not returned: $page"
 [ $((0x${pb[6]} & 0x04)) -eq 0 ] || die "WCE=1 in the caching mode page: $page"
 grep -q "write through" "/sys/block/${sd0#/dev/}/device/scsi_disk/"*/cache_type || die "cache_type is not write through"
-log "identity ok: serials $s0 / $s1"
+log "identity ok: $tpc, NAA $naa, serials $s0 / $s1"

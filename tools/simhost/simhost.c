@@ -15,10 +15,14 @@
 
 #include "simhost.h"
 #include "vaaid/lun.h"
+#include "vaaid/lun_policy.h"
 #include "vaaid/tcmu_dev.h"
 
 #define SIM_CMDR_SIZE (1u << 20)
 #define SIM_DATA_SIZE (64u << 20)
+/* The names the simulated LIO gives: backstore core/user_sim/lun<N>, cfgstring sim/<volume>. */
+#define SIM_HBA "sim"
+#define SIM_POOL "sim"
 
 struct hlun {
 	bool used;
@@ -28,7 +32,9 @@ struct hlun {
 	size_t map_size;
 	struct scsi_lun lun;
 	struct tcmu_dev *dev;
-	int group; /* visibility group (simhost_set_visibility); LUNs of one group are co-visible */
+	int group; /* visibility group (simhost_set_visibility): the view (a TPG) that exports it */
+	char bs_dev[16];        /* "lun<N>" */
+	struct vd_backstore bs; /* what configfs would say of this LUN's backstore */
 };
 
 struct dealloc_wait {
@@ -47,8 +53,12 @@ struct simhost {
 	enum simhost_io io;
 	uint64_t seed;
 	uint64_t backing_limit; /* crashsim: simulated full file system (0: none) */
+	unsigned crash_faults;  /* crashsim: VBLK_CS_* of both stores (kept across reopen) */
+	struct vblk_crashsim_fault_stats fault_acc; /* of the stores closed so far */
 	struct vpool_open_report last_recovery; /* simhost_crash's pool open */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
+	int xcopy_scope;        /* VD_XCOPY_* (simhost_set_xcopy_scope), as the daemon's xcopy_scope */
+	struct vd_views *views; /* the visibility groups as co-visibility facts (update_views) */
 	bool bench_skip_reserve; /* io=uring: simhost_bench_skip_reserve (benchmarks only) */
 	int group_flush;         /* io=uring: simhost_group_flush; -1 = vblk_uring's default */
 	int whole_granules;      /* simhost_whole_granules: -1 as detected, else 0 / 1 */
@@ -143,8 +153,23 @@ static int open_store(struct simhost *h, const char *path, uint64_t create_size,
 	return rc;
 }
 
+static void add_fault_stats(struct vblk_crashsim_fault_stats *acc, const struct vblk *b)
+{
+	struct vblk_crashsim_fault_stats one;
+	if (!b)
+		return;
+	vblk_crashsim_fault_stats(b, &one);
+	acc->trashed_sectors += one.trashed_sectors;
+	acc->unmapped_dropped += one.unmapped_dropped;
+	acc->lost_allocs += one.lost_allocs;
+	acc->lost_grows += one.lost_grows;
+	acc->injected += one.injected;
+}
+
 static void close_devs(struct simhost *h)
 {
+	add_fault_stats(&h->fault_acc, h->dev);
+	add_fault_stats(&h->fault_acc, h->jdev);
 	vblk_close(h->jdev);
 	h->jdev = NULL;
 	vblk_close(h->dev);
@@ -173,8 +198,10 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 			 rc == -EEXIST ? "already exists" : strerror(-rc));
 		return rc;
 	}
-	if (h->io == SIMHOST_IO_CRASHSIM)
+	if (h->io == SIMHOST_IO_CRASHSIM) {
 		vblk_crashsim_set_alloc_limit(h->dev, h->backing_limit);
+		vblk_crashsim_set_faults(h->dev, h->crash_faults);
+	}
 	char jpath[sizeof(h->path) + 16];
 	rc = vpool_journal_path(h->path, jpath, sizeof(jpath));
 	if (rc < 0) {
@@ -184,8 +211,10 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 	if (create_size ? jsize == 0 : access(jpath, F_OK) != 0)
 		return 0; /* the journal is in the store */
 	rc = open_store(h, jpath, create_size ? jsize : 0, &h->jdev);
-	if (rc == 0 && h->io == SIMHOST_IO_CRASHSIM)
+	if (rc == 0 && h->io == SIMHOST_IO_CRASHSIM) {
+		vblk_crashsim_set_faults(h->jdev, h->crash_faults);
 		rc = vblk_crashsim_link(h->dev, h->jdev);
+	}
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: %s", jpath,
 			 rc == -EEXIST ? "already exists" : strerror(-rc));
@@ -208,6 +237,7 @@ static struct simhost *host_new(const char *path, enum simhost_io io, uint64_t s
 	h->seed = seed;
 	h->whole_granules = -1;
 	h->group_flush = -1;
+	h->xcopy_scope = VD_XCOPY_COVISIBLE; /* the daemon's default */
 	h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (h->wake_fd < 0) {
 		free(h);
@@ -248,6 +278,7 @@ static void host_free(struct simhost *h)
 	}
 	if (h->wake_fd >= 0)
 		close(h->wake_fd);
+	vd_views_free(h->views);
 	free(h);
 }
 
@@ -347,42 +378,90 @@ int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struc
 /* ---- LUNs */
 
 /*
+ * The co-visibility facts the daemon would read from configfs, from the
+ * visibility groups: group g is one TPG (view g) exporting the backstore of
+ * every attached LUN in g. Rebuilt with the engine stopped whenever a LUN
+ * comes, goes or changes group.
+ */
+static int update_views(struct simhost *h)
+{
+	struct vd_views *v = vd_views_new();
+	if (!v)
+		return -ENOMEM;
+	char so[64];
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++) {
+		const struct hlun *l = &h->luns[i];
+		if (!l->used || !l->dev)
+			continue;
+		vd_backstore_so(&l->bs, so, sizeof(so));
+		int rc = vd_views_add(v, (unsigned)l->group, so);
+		if (rc < 0) {
+			vd_views_free(v);
+			return rc;
+		}
+	}
+	vd_views_free(h->views);
+	h->views = v;
+	return 0;
+}
+
+/*
  * The EXTENDED COPY peer hook (struct scsi_lun.xcopy_peer): the attached LUN
- * with that NAA, if it is in the receiving LUN's pool and visibility group.
- * Runs on the engine thread; the LUN table only changes with the engine stopped.
+ * with that NAA, if the daemon's rule (vd_xcopy_peer) allows it with the
+ * scope set and the visibility groups as co-visibility facts. Runs on the
+ * engine thread; the LUN table and views only change with the engine stopped.
  */
 static struct scsi_lun *sim_xcopy_peer(struct scsi_lun *self, const uint8_t naa[16], int *why)
 {
 	struct simhost *h = self->peer_arg;
-	const struct hlun *me = NULL;
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
-		if (h->luns[i].used && &h->luns[i].lun == self)
-			me = &h->luns[i];
-	for (int i = 0; me && i < SIMHOST_MAX_LUNS; i++) {
+	struct hlun *me = NULL, *peer = NULL;
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++) {
 		struct hlun *l = &h->luns[i];
-		if (!l->used || !l->dev || memcmp(l->lun.info.naa, naa, 16))
+		if (!l->used || !l->dev)
 			continue;
-		if (vvol_pool(l->lun.vol) != vvol_pool(self->vol)) {
-			*why = SCSI_PEER_OTHER_POOL;
-			return NULL;
-		}
-		if (l->group != me->group) {
-			*why = SCSI_PEER_NOT_COVISIBLE;
-			return NULL;
-		}
-		return &l->lun;
+		if (&l->lun == self)
+			me = l;
+		if (!peer && !memcmp(l->lun.info.naa, naa, 16))
+			peer = l;
 	}
 	*why = SCSI_PEER_UNKNOWN;
-	return NULL;
+	if (!me)
+		return NULL;
+	const struct vd_xcopy_policy pol = {.scope = h->xcopy_scope, .views = h->views};
+	return vd_xcopy_peer(&pol, self, &me->bs, peer ? &peer->lun : NULL, peer ? &peer->bs : NULL,
+			     why);
 }
 
+/*
+ * What LIO's configfs would say of LUN n's backstore: core/user_sim/lun<n>
+ * with cfgstring sim/<volume>, the volume's block size and size, no write
+ * cache, hw_max_sectors for SIMHOST_MAX_XFER.
+ */
+static void sim_backstore(struct hlun *l, int n, struct vvol *v)
+{
+	struct vvol_info vi;
+	vvol_get_info(v, &vi);
+	snprintf(l->bs_dev, sizeof(l->bs_dev), "lun%d", n);
+	l->bs = (struct vd_backstore){
+		.hba = SIM_HBA, .dev = l->bs_dev, .pool = SIM_POOL, .volume = l->vol, .label = l->vol,
+		.attrs = {.hw_block_size = vi.block_size,
+			  .hw_max_sectors = SIMHOST_MAX_XFER / vi.block_size,
+			  .dev_size = vi.size,
+			  .write_cache = 0}};
+}
+
+/* Bring LUN n up as the daemon does a backstore (vd_backstore_volume, _lun_init). */
 static int lun_bringup(struct simhost *h, int n)
 {
 	struct hlun *l = &h->luns[n];
 	struct vvol *v = vpool_volume_find(h->pool, l->vol);
 	if (!v)
-		return -ENOENT;
-	int rc = simk_create(SIM_CMDR_SIZE, SIM_DATA_SIZE, &l->k);
+		return -ENOENT; /* no volume, no backstore */
+	sim_backstore(l, n, v);
+	int rc = vd_backstore_volume(h->pool, &l->bs, &v);
+	if (rc < 0)
+		return rc;
+	rc = simk_create(SIM_CMDR_SIZE, SIM_DATA_SIZE, &l->k);
 	if (rc < 0)
 		return rc;
 	l->map_size = simk_map_size(l->k);
@@ -391,18 +470,13 @@ static int lun_bringup(struct simhost *h, int n)
 		l->map = NULL;
 		return -errno;
 	}
-	vaaid_lun_init(&l->lun, v, SIMHOST_MAX_XFER);
-	if (h->threshold_pct) {
-		vaaid_lun_set_soft_threshold(&l->lun, vaaid_soft_threshold_bytes(h->pool, h->threshold_pct));
-		/* a LUN coming up while the pool is above its threshold is told at once */
-		if (vpool_above_soft_threshold(h->pool))
-			scsi_lun_post_soft_threshold_ua(&l->lun);
-	}
-	l->lun.name = l->vol;
+	vd_backstore_lun_init(&l->lun, v, &l->bs, vd_ring_data_area(l->map, l->map_size),
+			      h->threshold_pct);
 	l->lun.xcopy_peer = sim_xcopy_peer;
 	l->lun.peer_arg = h;
-	return tcmu_dev_create(h->r, l->map, l->map_size, simk_irq_fd(l->k), simk_doorbell_fd(l->k),
-			       &l->lun, &l->dev);
+	rc = tcmu_dev_create(h->r, l->map, l->map_size, simk_irq_fd(l->k), simk_doorbell_fd(l->k),
+			     &l->lun, &l->dev);
+	return rc < 0 ? rc : update_views(h);
 }
 
 int simhost_volume_create(struct simhost *h, const char *name, uint64_t size, uint32_t block)
@@ -529,7 +603,9 @@ int simhost_detach(struct simhost *h, int lun)
 	lun_teardown(l, false);
 	l->used = false;
 	l->vol[0] = 0;
-	return engine_start(h);
+	int rc = update_views(h);
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
 }
 
 int simhost_volume_delete(struct simhost *h, const char *name)
@@ -549,6 +625,17 @@ int simhost_set_visibility(struct simhost *h, int lun, int group)
 		return -ERANGE;
 	engine_stop(h);
 	h->luns[lun].group = group;
+	int rc = update_views(h);
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
+int simhost_set_xcopy_scope(struct simhost *h, int scope)
+{
+	if (scope != VD_XCOPY_COVISIBLE && scope != VD_XCOPY_POOL && scope != VD_XCOPY_LUN)
+		return -EINVAL;
+	engine_stop(h);
+	h->xcopy_scope = scope;
 	return engine_start(h);
 }
 
@@ -864,6 +951,30 @@ int simhost_backing_limit(struct simhost *h, uint64_t limit)
 	h->backing_limit = limit;
 	vblk_crashsim_set_alloc_limit(h->dev, limit);
 	return engine_start(h);
+}
+
+int simhost_crash_faults(struct simhost *h, unsigned faults)
+{
+	if (h->io != SIMHOST_IO_CRASHSIM)
+		return -EOPNOTSUPP;
+	engine_stop(h);
+	h->crash_faults = faults;
+	vblk_crashsim_set_faults(h->dev, faults);
+	if (h->jdev)
+		vblk_crashsim_set_faults(h->jdev, faults);
+	return engine_start(h);
+}
+
+void simhost_crash_fault_stats(struct simhost *h, struct vblk_crashsim_fault_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (h->io != SIMHOST_IO_CRASHSIM)
+		return;
+	engine_stop(h); /* the counters are the engine thread's */
+	*st = h->fault_acc;
+	add_fault_stats(st, h->dev);
+	add_fault_stats(st, h->jdev);
+	engine_start(h);
 }
 
 int simhost_hydration(struct simhost *h, enum simhost_hyd op, uint64_t *pending,

@@ -10,6 +10,11 @@
  * operations (create, open, attach, reopen, crash, stats) stop the engine
  * thread, act from the caller's thread (then the only user of the reactor),
  * and start it again.
+ *
+ * LUNs come up, and EXTENDED COPY peers are decided, by the daemon's own code
+ * (include/vaaid/lun_policy.h), fed what configfs would say: a backstore
+ * core/user_sim/lun<N> per LUN (the volume's block size and size), and each
+ * visibility group exported by a TPG of its own.
  */
 #ifndef VAAID_SIMHOST_H
 #define VAAID_SIMHOST_H
@@ -66,11 +71,18 @@ int simhost_detach(struct simhost *h, int lun);
  */
 int simhost_volume_delete(struct simhost *h, const char *name);
 /*
- * Visibility group of a LUN (default 0; kept across reopen): EXTENDED COPY
- * reaches only LUNs of the receiving LUN's group (the simulated co-visibility
- * rule). May be set before or after attach.
+ * Visibility group of a LUN (default 0; kept across reopen): the simulated
+ * LIO exports each group's LUNs through one TPG of their own, so EXTENDED COPY
+ * (xcopy_scope covisible) reaches only LUNs of the receiving LUN's group, by
+ * the daemon's co-visibility rule. May be set before or after attach.
  */
 int simhost_set_visibility(struct simhost *h, int lun, int group);
+/*
+ * Which LUNs an EXTENDED COPY may name, as the daemon's xcopy_scope (VD_XCOPY_*
+ * in vaaid/lun_policy.h; default covisible, where the visibility groups are
+ * the co-visibility facts). Kept across reopen. -EINVAL for another value.
+ */
+int simhost_set_xcopy_scope(struct simhost *h, int scope);
 /* The NAA designator (VPD 83h) of an attached LUN; -ENODEV if not attached. */
 int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
 
@@ -117,6 +129,13 @@ int simhost_verify_powered(struct simhost *h, FILE *f);
 /* io=crashsim: fallocate past `limit` bytes of the pool file fails with ENOSPC (a
  * full file system); 0 lifts it. -EOPNOTSUPP for io=uring. */
 int simhost_backing_limit(struct simhost *h, uint64_t limit);
+/* io=crashsim: the fault models of the pool file and its journal file
+ * (vblk_crashsim_set_faults: VBLK_CS_*); kept across simhost_crash and
+ * simhost_reopen, not across simhost_close. -EOPNOTSUPP for io=uring. */
+int simhost_crash_faults(struct simhost *h, unsigned faults);
+/* io=crashsim: the stores' fault counters, summed since the simhost was created or
+ * opened (zeros for io=uring). */
+void simhost_crash_fault_stats(struct simhost *h, struct vblk_crashsim_fault_stats *st);
 /* Soft threshold at pct percent of the pool's capacity (0: none; -EINVAL above 100):
  * LUNs report it (mode page 1Ch/02h) and get UA 38h/07h on each upward crossing. */
 int simhost_set_threshold(struct simhost *h, unsigned pct);

@@ -17,8 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vaaid/rng.h" /* vrng_next: the seeded generator */
+
 double bench_now(void);                      /* CLOCK_MONOTONIC seconds */
-uint64_t bench_rand(uint64_t *state);        /* xorshift64* */
 int bench_parse_size(const char *s, uint64_t *out);
 /* Run argv, capture its stdout (malloc'd, NUL-terminated) into *out; returns exit status or -errno. */
 int bench_run_capture(char *const argv[], char **out);

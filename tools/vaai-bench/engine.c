@@ -100,7 +100,7 @@ static int engine_run(struct simhost *h, int lun, enum pattern pat, uint64_t n_i
 				}
 				k = order[next];
 			} else {
-				k = bench_rand(&rs) % n_io;
+				k = vrng_next(&rs) % n_io;
 			}
 			uint8_t cdb[16];
 			bool wr = pat != P_RANDREAD;
@@ -408,7 +408,7 @@ int bench_engine_main(int argc, char **argv)
 			for (uint64_t i = 0; i < n_alloc; i++)
 				order[i] = (uint32_t)i;
 			for (uint64_t i = n_alloc - 1; i > 0; i--) {
-				uint64_t j = bench_rand(&rs) % (i + 1);
+				uint64_t j = vrng_next(&rs) % (i + 1);
 				uint32_t x = order[i];
 				order[i] = order[j];
 				order[j] = x;

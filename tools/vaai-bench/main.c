@@ -29,16 +29,6 @@ double bench_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-uint64_t bench_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1Dull;
-}
-
 int bench_parse_size(const char *s, uint64_t *out) { return vparse_size(s, out); }
 
 const char *bench_self(void)

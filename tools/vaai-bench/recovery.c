@@ -220,7 +220,7 @@ static void churn_next(struct churn_slot *s)
 	struct churn *c = s->c;
 	int rc;
 	if (s->phase == 0) {
-		s->off = (bench_rand(&c->rs) % c->n_ext) * EXT + (bench_rand(&c->rs) % (EXT / 4096)) * 4096;
+		s->off = (vrng_next(&c->rs) % c->n_ext) * EXT + (vrng_next(&c->rs) % (EXT / 4096)) * 4096;
 		rc = vvol_deallocate(c->v, s->off, 4096, churn_cb, s);
 	} else {
 		rc = vvol_write(c->v, s->off, 4096, &c->iov, 1, churn_cb, s);

@@ -73,6 +73,7 @@
 #include "bench.h"
 #include "scsi_build.h"
 #include "simhost.h"
+#include "vaaid/endian.h"
 #include "vaaid/scsi.h"
 
 #define GIB (1ull << 30)
@@ -97,20 +98,6 @@ struct vcfg {
 };
 
 /* ---------------------------------------------------------------- helpers */
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 static bool all_zero(const uint8_t *b, size_t n)
 {
@@ -714,8 +701,8 @@ out:
 /* The content of a block at a version: LBA and version (little endian), then a pattern. */
 static void caw_content(uint8_t *b, uint32_t bs, uint64_t lba, uint64_t ver)
 {
-	put_le64(b, lba);
-	put_le64(b + 8, ver);
+	vput_le64(b, lba);
+	vput_le64(b + 8, ver);
 	for (uint32_t i = 16; i < bs; i++)
 		b[i] = (uint8_t)(lba * 131 + i * 7 + 1);
 }
@@ -765,7 +752,7 @@ static int caw_next(void *ctx, struct vcmd *c)
 	struct caw_ctx *w = ctx;
 	uint64_t lba;
 	do
-		lba = bench_rand(&w->rs) % w->nblk;
+		lba = vrng_next(&w->rs) % w->nblk;
 	while (w->busy[lba]);
 	w->busy[lba] = 1;
 	/* COMPARE AND WRITE (SBC-4 5.3): LBA bytes 2-9, NUMBER OF LOGICAL BLOCKS byte 13; the
@@ -849,12 +836,12 @@ static int caw_verify(struct simhost *h, int lun, struct caw_ctx *w, uint64_t *b
 	v.lbas = malloc(2048 * sizeof(*v.lbas));
 	if (!v.lbas)
 		return -ENOMEM;
-	uint64_t start = bench_rand(&w->rs) % w->nblk;
+	uint64_t start = vrng_next(&w->rs) % w->nblk;
 	for (uint64_t i = 0; i < w->nblk && v.n < 1024; i++)
 		if (w->ver[(start + i) % w->nblk])
 			v.lbas[v.n++] = (start + i) % w->nblk;
 	while (v.n < 2048)
-		v.lbas[v.n++] = bench_rand(&w->rs) % w->nblk;
+		v.lbas[v.n++] = vrng_next(&w->rs) % w->nblk;
 	struct flow f = {.lun = lun, .qd = 32, .next = verify_next, .done = verify_done, .ctx = &v};
 	int rc = flow_run(h, &f);
 	free(v.lbas);
@@ -996,7 +983,7 @@ struct contend_ctx {
 
 static void counter_block(uint8_t *b, uint32_t bs, uint64_t v)
 {
-	put_le64(b, v);
+	vput_le64(b, v);
 	for (uint32_t i = 8; i < bs; i++)
 		b[i] = (uint8_t)(i * 3 + 0x11);
 }
@@ -1034,13 +1021,13 @@ static int contend_done(void *ctx, const struct vcmd *c, const struct simk_resul
 	uint8_t want[MAX_BLOCK];
 	if (c->user >> 8) { /* a READ */
 		x->reads++;
-		counter_block(want, x->bs, r->data_in_len >= 8 ? get_le64(r->data_in) : 0);
+		counter_block(want, x->bs, r->data_in_len >= 8 ? vget_le64(r->data_in) : 0);
 		if (r->status || r->data_in_len != x->bs || memcmp(r->data_in, want, x->bs)) {
 			if (!x->errors++)
 				print_sense("contended READ (or its data is not a counter block)", r);
 			return 0; /* this incrementer stops */
 		}
-		x->seen[i] = get_le64(r->data_in);
+		x->seen[i] = vget_le64(r->data_in);
 		x->need_read[i] = false;
 	} else if (!r->status) {
 		x->ok++;
@@ -1116,7 +1103,7 @@ static int contend_phase(struct simhost *h, const struct vcfg *c, int lun)
 		failed = rc > 0;
 		goto out;
 	}
-	uint64_t final = get_le64(b);
+	uint64_t final = vget_le64(b);
 	fprintf(stderr, "# contend: %llu successful CAWs, %llu miscompares, %llu reads in %.2f s; counter %llu\n",
 		(unsigned long long)x->ok, (unsigned long long)x->miscompares,
 		(unsigned long long)x->reads, secs, (unsigned long long)final);

@@ -681,7 +681,7 @@ static int verify_copy(struct xb *x, int lun, uint64_t doff, uint64_t soff, uint
 		else if (i == 1)
 			off = len > c ? len - c : 0;
 		else
-			off = (i - 2) * SEG_BYTES + bench_rand(&rs) % (SEG_BYTES / c) * c;
+			off = (i - 2) * SEG_BYTES + vrng_next(&rs) % (SEG_BYTES / c) * c;
 		uint32_t k = len - off < c ? (uint32_t)(len - off) : c;
 		if ((rc = read_sync(x, lun, doff + off, k, d)) < 0 ||
 		    (rc = read_sync(x, LUN_SRC, soff + off, k, s)) < 0)
@@ -916,7 +916,7 @@ static int bench_first_write(struct xb *x)
 	for (uint64_t i = 0; rc == 0 && i < n_ext; i++)
 		order[i] = (uint32_t)i;
 	for (uint64_t i = n_ext - 1; rc == 0 && i > 0; i--) {
-		uint64_t j = bench_rand(&rs) % (i + 1);
+		uint64_t j = vrng_next(&rs) % (i + 1);
 		uint32_t t = order[i];
 		order[i] = order[j];
 		order[j] = t;
@@ -938,11 +938,11 @@ static int bench_first_write(struct xb *x)
 				uint64_t off;
 				if (t == 0) /* a random granule of a distinct, still shared extent */
 					off = (uint64_t)order[u] * EXTENT +
-					      bench_rand(&rs) % (EXTENT / SMALL_IO) * SMALL_IO;
+					      vrng_next(&rs) % (EXTENT / SMALL_IO) * SMALL_IO;
 				else if (t == 1) /* a random 4 KiB block of hdst (private, written) */
-					off = bench_rand(&rs) % (c->size / SMALL_IO) * SMALL_IO;
+					off = vrng_next(&rs) % (c->size / SMALL_IO) * SMALL_IO;
 				else /* a distinct unmapped extent */
-					off = (uint64_t)u * EXTENT + bench_rand(&rs) % (EXTENT / SMALL_IO) * SMALL_IO;
+					off = (uint64_t)u * EXTENT + vrng_next(&rs) % (EXTENT / SMALL_IO) * SMALL_IO;
 				pattern(data, off, SMALL_IO, SEED + 1 + u);
 				uint8_t cdb[16];
 				sb_rw16_cdb(cdb, 0x8a, off / x->bs, SMALL_IO / x->bs);

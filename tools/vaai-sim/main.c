@@ -19,6 +19,9 @@
  *   visibility LUN GROUP        (extension: LUN's visibility group, default 0; EXTENDED
  *                                COPY reaches only LUNs of the receiving LUN's group,
  *                                as co-visible LUNs; may precede attach; no output line)
+ *   xcopy-scope covisible|pool|lun  (extension: the daemon's xcopy_scope, default
+ *                                covisible: which LUNs an EXTENDED COPY may name; no
+ *                                output line)
  *
  * Extension of out=HEX: {naa:LUN} inside the hex stands for the 16-byte NAA
  * designator (VPD 83h) of attached LUN LUN, for hand-built EXTENDED COPY lists.
@@ -44,6 +47,7 @@
 
 #include "cmd_output.h"
 #include "simhost.h"
+#include "vaaid/lun_policy.h"
 #include "vaaid/util.h"
 
 #define MAX_TOKENS 16
@@ -532,6 +536,20 @@ static void run_line(struct sim *s, char *line)
 		int rc = simhost_set_visibility(s->h, lun, (int)g);
 		if (rc < 0)
 			die(s, "visibility failed: %s", strerror(-rc));
+	} else if (!strcmp(v, "xcopy-scope")) {
+		need_pool(s);
+		static const char *const scopes[] = {[VD_XCOPY_COVISIBLE] = "covisible",
+						     [VD_XCOPY_POOL] = "pool",
+						     [VD_XCOPY_LUN] = "lun"};
+		int scope = -1;
+		for (int i = 0; nt == 2 && i < (int)(sizeof(scopes) / sizeof(scopes[0])); i++)
+			if (!strcmp(tok[1], scopes[i]))
+				scope = i;
+		if (scope < 0)
+			die(s, "usage: xcopy-scope covisible|pool|lun");
+		int rc = simhost_set_xcopy_scope(s->h, scope);
+		if (rc < 0)
+			die(s, "xcopy-scope failed: %s", strerror(-rc));
 	} else if (!strcmp(v, "threshold")) {
 		/* extension: the pool's soft threshold, percent of its capacity */
 		need_pool(s);

@@ -1,0 +1,76 @@
+/*
+ * What the daemon makes of a LIO user:vaai backstore (src/daemon/lun_policy.c):
+ * the volume behind it, the LUN it brings up (limits, soft threshold), and
+ * which other LUNs an EXTENDED COPY received on that LUN may name.
+ *
+ * One copy for the daemon (src/daemon/devices.c, fed by configfs) and for the
+ * engine host of vaai-sim, the crash suite and the benchmarks (tools/simhost,
+ * fed what configfs would say), so what the sim tests check is what the
+ * daemon runs.
+ */
+#ifndef VAAID_LUN_POLICY_H
+#define VAAID_LUN_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vaaid/covisible.h"
+#include "vaaid/pool.h"
+#include "vaaid/scsi.h"
+#include "vaaid/tcmu_uio.h"
+
+/* xcopy_scope: which LUNs an EXTENDED COPY may name (docs/xcopy.md). */
+enum { VD_XCOPY_COVISIBLE = 0, VD_XCOPY_POOL, VD_XCOPY_LUN };
+
+/* A backstore core/user_<hba>/<dev> with cfgstring <pool>/<volume>, as configfs shows it. */
+struct vd_backstore {
+	const char *hba, *dev;
+	const char *pool, *volume;
+	const char *label;            /* for log lines */
+	struct tcmu_lio_attrs attrs;  /* hw_block_size, hw_max_sectors, size, write cache */
+};
+
+/* The backstore as configfs names it in links and co-visibility facts: "user_<hba>/<dev>". */
+void vd_backstore_so(const struct vd_backstore *bs, char *buf, size_t len);
+
+/*
+ * The volume of bs in pool (bs->pool): 512- or 4096-byte blocks that are the
+ * volume's, no write cache (vaaid reports WCE=0), never smaller than the
+ * volume; a missing volume is created thin with LIO's size, a larger size
+ * grows it. 0 and *out, or -errno (logged).
+ */
+int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struct vvol **out);
+
+/*
+ * Brings up bs's LUN on volume v: identity and limits (VPD B0 MAXIMUM TRANSFER
+ * LENGTH within hw_max_sectors and the ring's data area of data_area bytes,
+ * SBC-4 6.6.4), named bs->label; the soft threshold of the pool at soft_pct
+ * percent (mode page 1Ch/02h), with its unit attention at once when the pool
+ * is above it already (SBC-4 4.7.3.7.2). Returns the maximum transfer in bytes.
+ */
+uint64_t vd_backstore_lun_init(struct scsi_lun *lun, struct vvol *v, const struct vd_backstore *bs,
+			       uint64_t data_area, unsigned soft_pct);
+
+/* The data area of a mapped TCMU ring: the map minus mailbox and command ring. */
+uint64_t vd_ring_data_area(const void *map, uint64_t map_size);
+
+/* The EXTENDED COPY peer rule's inputs besides the two LUNs. */
+struct vd_xcopy_policy {
+	int scope;                    /* VD_XCOPY_* */
+	const char *configfs_root;    /* covisible: the views read here at the time of the copy, */
+	const struct vd_views *views; /* unless given (simhost: its visibility groups) */
+};
+
+/*
+ * May an EXTENDED COPY received on self (backstore self_bs) name peer (backstore
+ * peer_bs; NULL: no LUN has the NAA named)? Copies never cross pools; then
+ * scope lun: only self; pool: any LUN of the pool; covisible: a LUN every view
+ * that sees self's backstore also sees. Returns peer (or self), else NULL with
+ * *why = SCSI_PEER_* (a refusal for co-visibility is logged as a warning, at most
+ * one per 10 s per LUN: self->xcopy_peer_log).
+ */
+struct scsi_lun *vd_xcopy_peer(const struct vd_xcopy_policy *pol, struct scsi_lun *self,
+			       const struct vd_backstore *self_bs, struct scsi_lun *peer,
+			       const struct vd_backstore *peer_bs, int *why);
+
+#endif

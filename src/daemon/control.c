@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,13 +130,21 @@ fail:
 
 int vd_control_fd(const struct vd_control *c) { return c->fd; }
 
-static json_object *err_obj(const char *fmt, const char *a)
+/* {"ok": false, "error": <printf of fmt>}. The message is sized to fit (no
+ * fixed buffer: a long pool path or a long error from below is never cut). */
+__attribute__((format(printf, 1, 2)))
+static json_object *err_obj(const char *fmt, ...)
 {
-	char msg[600];
-	snprintf(msg, sizeof(msg), fmt, a);
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = NULL;
+	int n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_object_add(o, "error", json_object_new_string(n >= 0 ? msg : "out of memory"));
+	if (n >= 0)
+		free(msg);
 	return o;
 }
 
@@ -202,7 +211,7 @@ static json_object *pool_create(struct vd_control *c, char **tok, int nt)
 	if (force)
 		nt--;
 	if (nt < 5 || nt > 6)
-		return err_obj("usage: pool create NAME PATH SIZE [EXTENT] [force]%s", "");
+		return err_obj("usage: pool create NAME PATH SIZE [EXTENT] [force]");
 	uint64_t size, extent = 0;
 	if (vparse_size(tok[4], &size) < 0 || size == 0)
 		return err_obj("bad size '%s' (e.g. 100G)", tok[4]);
@@ -229,7 +238,7 @@ static json_object *pool_create(struct vd_control *c, char **tok, int nt)
 static json_object *pool_grow(struct vd_control *c, char **tok, int nt)
 {
 	if (nt != 4)
-		return err_obj("usage: pool grow NAME SIZE%s", "");
+		return err_obj("usage: pool grow NAME SIZE");
 	uint64_t size;
 	if (vparse_size(tok[3], &size) < 0 || size == 0)
 		return err_obj("bad size '%s' (e.g. 200G)", tok[3]);
@@ -257,7 +266,7 @@ static json_object *pool_grow(struct vd_control *c, char **tok, int nt)
 static json_object *volume_delete(struct vd_control *c, char **tok, int nt)
 {
 	if (nt != 3)
-		return err_obj("usage: volume delete POOL/VOLUME%s", "");
+		return err_obj("usage: volume delete POOL/VOLUME");
 	char pool[VD_POOL_NAME_MAX + 1], vol[VPOOL_NAME_MAX + 1], err[600];
 	if (vd_parse_cfgstring(tok[2], pool, sizeof(pool), vol, sizeof(vol), err, sizeof(err)) < 0)
 		return err_obj("%s", err);
@@ -287,7 +296,7 @@ static json_object *answer(struct vd_control *c, char *line)
 	for (char *s = strtok(line, " \t\r\n"); s && nt < 8; s = strtok(NULL, " \t\r\n"))
 		tok[nt++] = s;
 	if (nt == 0)
-		return err_obj("empty request%s", "");
+		return err_obj("empty request");
 	if (nt == 1 && !strcmp(tok[0], "status"))
 		return status_obj(c);
 	if (nt == 2 && (!strcmp(tok[0], "pool") || !strcmp(tok[0], "volume")) &&
@@ -354,7 +363,7 @@ static void conn_read(struct ctl_conn *k)
 {
 	for (;;) {
 		if (k->got == sizeof(k->line) - 1) {
-			conn_set_answer(k, err_obj("request too long%s", ""));
+			conn_set_answer(k, err_obj("request too long"));
 			return;
 		}
 		ssize_t n = read(k->fd, k->line + k->got, sizeof(k->line) - 1 - k->got);
@@ -444,8 +453,7 @@ static void conn_new(struct vd_control *c, int fd)
 	k->fd = fd;
 	k->state = CTL_READING;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != 0)
-		conn_set_answer(k, err_obj("permission denied: the control socket is for root only%s",
-					   ""));
+		conn_set_answer(k, err_obj("permission denied: the control socket is for root only"));
 	vio_op_init(&k->timer.op, conn_timer_done, k);
 	if (vreactor_timeout(c->r, &k->timer, (uint64_t)c->deadline_ms * 1000000u) == 0)
 		k->timer_armed = true;

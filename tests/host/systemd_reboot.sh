@@ -2,13 +2,29 @@
 # tests/host/systemd_reboot.sh — the systemd unit and a reboot, end to end:
 # boots the LIO guest twice on the same disks (scripts/vm/run with
 # VAAID_VM_INIT=systemd VAAID_VM_PERSIST=DIR), systemd as PID 1 and vaaid
-# installed + enabled as tools/dist/vaaid.service. First boot: targetcli
+# installed from its Debian package (build/deb/vaaid_*.deb, made by
+# scripts/build-deb here first unless it is newer than every file of the
+# tree; `apt-get install --no-download` in the guest) with the sandboxed
+# tools/dist/vaaid.service enabled by the package. First boot: targetcli
 # creates a user:vaai LUN, data written, saveconfig, clean poweroff. Second
 # boot: rtslib-fb-targetctl restores the saved configuration after vaaid is
 # up, and the LUN is back with its data (tests/vm/systemd-reboot.sh).
 # Uses no host port (--port 0). Exit 0 only if both boots pass.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+# The package of this tree: (re)built when missing or older than any file of
+# the tree (tracked, or untracked and not ignored).
+deb_fresh() {
+	local debs=(build/deb/vaaid_*.deb)
+	[ ${#debs[@]} = 1 ] && [ -f "${debs[0]}" ] || return 1
+	[ -z "$(git ls-files -z --cached --others --exclude-standard 2>/dev/null |
+		xargs -0 -r find 2>/dev/null -maxdepth 0 -newer "${debs[0]}" | head -1)" ]
+}
+if ! deb_fresh; then
+	echo "== systemd reboot test: building the package (scripts/build-deb)" >&2
+	scripts/build-deb >/dev/null || { echo "systemd_reboot: scripts/build-deb FAILED" >&2; exit 1; }
+fi
 DIR=$(mktemp -d /tmp/vaaid-systemd.XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
 export VAAID_VM_INIT=systemd VAAID_VM_PERSIST=$DIR VAAID_VM_DISK_SIZE=8G
@@ -19,4 +35,4 @@ for phase in before after; do
 		exit 1
 	fi
 done
-echo "systemd_reboot: passed (vaaid.service before rtslib-fb-targetctl; saved user:vaai LUN back with its data after a reboot)" >&2
+echo "systemd_reboot: passed (vaaid from its package; vaaid.service before rtslib-fb-targetctl; saved user:vaai LUN back with its data after a reboot)" >&2

@@ -3,10 +3,12 @@
  * key is read; every bad value, unknown key or section, syntax error, pool
  * without a path and two pools on one path is refused with a message naming
  * the file and, where there is one, the line -- never half applied silently.
+ * The commented default file the package ships shows every key at its default.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -152,12 +154,72 @@ static void test_missing_file(void **state)
 	assert_non_null(strstr(err, "/nonexistent/vaaid.conf"));
 }
 
+/*
+ * The commented default configuration the package installs as
+ * /etc/vaaid/vaaid.conf (tools/dist/vaaid.conf; VAAID_DIST_CONF is set by the
+ * top-level CMakeLists.txt): as shipped it changes nothing; with every
+ * commented "#key = value" and "#[pool NAME]" line uncommented it still loads,
+ * names every key, and each [daemon] value it shows is the built-in default.
+ */
+static void test_shipped_file(void **state)
+{
+	(void)state;
+	struct vd_config d, c;
+	char err[512];
+	vd_config_defaults(&d);
+	vd_config_defaults(&c);
+	int rc = vd_config_load(&c, VAAID_DIST_CONF, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("%s", err);
+	assert_int_equal(c.n_pools, 0);
+	assert_memory_equal(&c, &d, sizeof(c));
+
+	FILE *f = fopen(VAAID_DIST_CONF, "r");
+	assert_non_null(f);
+	char text[16384] = "", line[512];
+	static const char *const keys[] = {"state_dir", "control_socket", "log_level",
+		"soft_threshold", "default_pool_size", "xcopy_scope", "whole_granule_writes",
+		"group_flush", "path", "size", "extent"};
+	bool seen[sizeof(keys) / sizeof(keys[0])] = {false};
+	while (fgets(line, sizeof(line), f)) {
+		const char *l = line;
+		if (line[0] == '#' && (line[1] == '[' || (line[1] >= 'a' && line[1] <= 'z'))) {
+			l = line + 1;
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+				if (!strncmp(l, keys[k], strlen(keys[k])) && l[strlen(keys[k])] == ' ')
+					seen[k] = true;
+		}
+		assert_true(strlen(text) + strlen(l) < sizeof(text));
+		strcat(text, l);
+	}
+	fclose(f);
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		if (!seen[k])
+			fail_msg("tools/dist/vaaid.conf does not show the key %s", keys[k]);
+	rc = load(text, &c, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("uncommented: %s", err);
+	assert_int_equal(c.n_pools, 1);
+	c.n_pools = 0;
+	memset(&c.pools[0], 0, sizeof(c.pools[0]));
+	assert_string_equal(c.state_dir, d.state_dir);
+	assert_string_equal(c.control_socket, d.control_socket);
+	assert_int_equal(c.log_level, d.log_level);
+	assert_int_equal(c.soft_threshold, d.soft_threshold);
+	assert_true(c.default_pool_size == d.default_pool_size);
+	assert_int_equal(c.xcopy_scope, d.xcopy_scope);
+	assert_int_equal(c.whole_granule_writes, d.whole_granule_writes);
+	assert_int_equal(c.group_flush, d.group_flush);
+	assert_memory_equal(&c, &d, sizeof(c)); /* nothing else differs */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_shipped_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,8 @@
  * (accept, reactor turn, service): a client that stalls holds only its own
  * connection -- another client's request is answered meanwhile -- and is
  * disconnected at its deadline; a request too long, a line ended by the
- * client closing its side, a client that connects and leaves, more clients
- * than the connection limit. The daemon has no pool here: "status" answers
+ * client closing its side, an error answer longer than any fixed buffer, a
+ * client that connects and leaves, more clients than the connection limit. The daemon has no pool here: "status" answers
  * {"ok":true,"pools":[],...}, unknown requests an error.
  */
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "vaaid/control.h"
 #include "vaaid/io.h"
@@ -207,6 +208,37 @@ static void line_ended_by_shutdown_and_unknown_request(void **state)
 	close(a);
 }
 
+/* An error answer carries the whole message, however long: a pool path of
+ * 900 characters under a regular file (so its directory cannot be made)
+ * comes back in full with the reason at its end. */
+static void long_error_not_cut(void **state)
+{
+	struct env *e = *state;
+	char file[600], path[VD_PATH_MAX], req[1200];
+	snprintf(file, sizeof(file), "%s/plain", e->dir);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	int n = snprintf(path, sizeof(path), "%s/", file);
+	while (n < 900)
+		path[n++] = 'd';
+	snprintf(path + n, sizeof(path) - (size_t)n, "/pool.img");
+	snprintf(req, sizeof(req), "pool create p1 %s 64M\n", path);
+	int a = client(e);
+	send_str(a, req);
+	char buf[4096];
+	read_all(e, a, buf, sizeof(buf));
+	json_object *o = json_tokener_parse(buf), *err;
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "error", &err));
+	char want[VD_PATH_MAX + 64];
+	snprintf(want, sizeof(want), "pool 'p1': cannot create the directory of %s: Not a directory",
+		 path);
+	assert_string_equal(json_object_get_string(err), want);
+	json_object_put(o);
+	close(a);
+}
+
 static void client_that_leaves_at_once(void **state)
 {
 	struct env *e = *state;
@@ -252,6 +284,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(request_too_long, setup, teardown),
 		cmocka_unit_test_setup_teardown(line_ended_by_shutdown_and_unknown_request, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(long_error_not_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(client_that_leaves_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(connection_limit, setup, teardown),
 	};

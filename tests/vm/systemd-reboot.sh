@@ -1,9 +1,13 @@
 #!/bin/bash
 # tests/vm/systemd-reboot.sh before|after — runs in a guest booted with
 # systemd as PID 1 (VAAID_VM_INIT=systemd, scripts/vm/guest-systemd-boot:
-# vaaid installed and enabled as the unit tools/dist/vaaid.service), driven
+# vaaid installed from its Debian package, which enables the sandboxed unit
+# tools/dist/vaaid.service), driven
 # by tests/host/systemd_reboot.sh, which boots the same disks twice.
-#   before: vaaid.service enabled and active, ordered before and required by
+#   before: vaaid installed by the package (dpkg: package installed, its
+#           conffile /etc/vaaid/vaaid.conf, the unit and /usr/sbin/vaaid are
+#           the package's files, the unit runs that binary with only
+#           CAP_NET_ADMIN); vaaid.service enabled and active, ordered before and wanted (not required) by
 #           rtslib-fb-targetctl.service (Debian's unit that restores the saved
 #           targetcli configuration at boot); a user:vaai backstore created
 #           with targetcli and exported through tcm_loop and iSCSI; 8 MiB of
@@ -12,7 +16,9 @@
 #   after:  (the next boot) the previous shutdown stopped vaaid cleanly;
 #           vaaid was active before targetctl restore started; the saved LUN
 #           is back through tcm_loop with its data, the iSCSI portal answers,
-#           vaaictl lists the volume.
+#           vaaictl lists the volume. Then vaaid is killed (SIGKILL): systemd
+#           restarts it alone, it resets the live LUN's ring through configfs
+#           (inside the unit's sandbox) and serves it again, data intact.
 # The journal of each boot is copied to /out/systemd-<phase>.journal.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -41,11 +47,22 @@ vaai_disk() { # /dev/sdX of the only tcm_loop LUN whose vendor is VAAID (waits u
 
 case "$PHASE" in
 before)
+	[ "$(dpkg-query -W -f='${db:Status-Status}' vaaid 2>/dev/null)" = installed ] || die "the vaaid package is not installed"
+	for f in /usr/sbin/vaaid /usr/sbin/vaaictl /usr/sbin/vaai-check /lib/systemd/system/vaaid.service \
+		/usr/share/dbus-1/system.d/vaaid.conf /etc/vaaid/vaaid.conf; do
+		dpkg -S "$f" >/dev/null 2>&1 || die "$f is not a file of the vaaid package"
+	done
+	[ "$(prop vaaid.service FragmentPath)" = /lib/systemd/system/vaaid.service ] || die "vaaid.service is not the package's unit: $(prop vaaid.service FragmentPath)"
+	case "$(prop vaaid.service ExecStart)" in *"path=/usr/sbin/vaaid "*) ;; *) die "vaaid.service does not run /usr/sbin/vaaid: $(prop vaaid.service ExecStart)" ;; esac
+	[ "$(prop vaaid.service CapabilityBoundingSet)" = cap_net_admin ] || die "vaaid.service's capabilities: $(prop vaaid.service CapabilityBoundingSet) (want cap_net_admin only)"
+	log "before: $(systemd-analyze security vaaid.service 2>/dev/null | tail -1)"
 	[ "$(systemctl is-enabled vaaid.service)" = enabled ] || die "vaaid.service is not enabled"
 	[ "$(systemctl is-active vaaid.service)" = active ] || die "vaaid.service is not active: $(systemctl status vaaid.service --no-pager 2>&1 | tail -5)"
 	[ "$(systemctl is-enabled rtslib-fb-targetctl.service)" = enabled ] || die "rtslib-fb-targetctl.service is not enabled (Debian enables it)"
 	case " $(prop vaaid.service Before) " in *" rtslib-fb-targetctl.service "*) ;; *) die "vaaid.service is not ordered before rtslib-fb-targetctl.service" ;; esac
-	case " $(prop rtslib-fb-targetctl.service Requires) " in *" vaaid.service "*) ;; *) die "rtslib-fb-targetctl.service does not require vaaid.service" ;; esac
+	case " $(prop rtslib-fb-targetctl.service Wants) " in *" vaaid.service "*) ;; *) die "rtslib-fb-targetctl.service does not want vaaid.service" ;; esac
+	# wanted, not required: a crash or restart of vaaid must not stop the restore unit (targetctl clear)
+	case " $(prop rtslib-fb-targetctl.service Requires) " in *" vaaid.service "*) die "rtslib-fb-targetctl.service requires vaaid.service (a vaaid restart would clear LIO)" ;; esac
 	# a persistent journal, so that the next boot can read how this one stopped
 	mkdir -p /var/log/journal
 	systemd-tmpfiles --create --prefix /var/log/journal >/dev/null 2>&1 || true
@@ -101,6 +118,33 @@ after)
 	[ "$try" = 1 ] || log "after: iSCSI answered on try $try"
 	vaaictl volume list | grep -q 'sysd0' || die "vaaictl volume list has no sysd0"
 	log "after: vaaid up before targetctl restore; LUN, data and iSCSI portal back after the reboot"
+
+	# A crash with the LUN live, inside the sandbox: systemd restarts vaaid
+	# (Restart=on-failure) alone, and vaaid serves the existing LUN again after
+	# resetting its ring through configfs (writable: ReadWritePaths=).
+	pid=$(prop vaaid.service MainPID)
+	restore=$(prop rtslib-fb-targetctl.service ActiveEnterTimestampMonotonic)
+	systemctl kill --kill-who=main -s KILL vaaid.service
+	for t in $(seq 1 150); do
+		now=$(prop vaaid.service MainPID)
+		[ "$now" != 0 ] && [ "$now" != "$pid" ] && [ "$(systemctl is-active vaaid.service)" = active ] && break
+		sleep 0.2
+	done
+	[ "$now" != 0 ] && [ "$now" != "$pid" ] || die "vaaid.service was not restarted after SIGKILL (MainPID $now)"
+	for t in $(seq 1 100); do
+		j=$(journalctl -b -u vaaid.service --no-pager _PID="$now")
+		case "$j" in *"serving sysd0"*) break ;; esac
+		sleep 0.2
+	done
+	case "$j" in *"serving sysd0"*) ;; *) die "the restarted vaaid does not serve sysd0: $(echo "$j" | tail -5)" ;; esac
+	case "$j" in *"ring reset not available"*) die "the restarted vaaid could not reset the ring: $(echo "$j" | grep 'ring reset')" ;; esac
+	[ "$(systemctl is-active rtslib-fb-targetctl.service)" = active ] &&
+		[ "$(prop rtslib-fb-targetctl.service ActiveEnterTimestampMonotonic)" = "$restore" ] ||
+		die "rtslib-fb-targetctl.service was stopped or restarted with vaaid (targetctl clear): $(journalctl -b -u rtslib-fb-targetctl.service --no-pager | tail -3)"
+	sg_turs "$dev" >/dev/null 2>&1 || true
+	got=$(dd if="$dev" bs=1M count=8 iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	[ "$got" = "$(cat "$SUM")" ] || die "data differs after vaaid's restart"
+	log "after: vaaid killed and restarted by systemd; the live LUN served again (ring reset through configfs), data intact"
 	;;
 *) die "unknown phase '$PHASE' (before|after)" ;;
 esac

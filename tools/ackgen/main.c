@@ -1,6 +1,6 @@
 /*
  * ackgen: load generators that log what was acknowledged, and the oracle that
- * checks a LUN against those logs (tests/vm/t_kill9.sh; docs/vm.md "kill -9").
+ * checks a LUN against those logs (tests/vm/wip_kill9.sh; docs/durability.md).
  *
  * How it works. Every generator issues one command at a time per log tag and
  * appends two records to its log (O_APPEND, one write(2) per record, so the
@@ -823,6 +823,9 @@ static int verify_main(int argc, char **argv)
 	printf("%lu data commands acknowledged (%lu attempts failed and were re-issued), %lu sectors "
 	       "checked, %d wrong; %u of %u kills count\n",
 	       o.acked, o.failed, checked, bad, counted, cycles);
+	for (unsigned j = 0; j < o.nluns; j++)
+		free(o.luns[j].e);
+	free(o.sp);
 	return bad ? 1 : 0;
 }
 

@@ -15,7 +15,7 @@
 #   LUN B (vol1): wsz   WRITE(16) of patterns / WRITE SAME(16) zero, UNMAP bit on or off (SG_IO)
 #                 xcopy EXTENDED COPY of pieces of a static pattern range of A into B (SG_IO)
 #                 fio   random writes 4-256 KiB at QD 16, crc32c verify of each batch of 16 (verify_backlog)
-# A cycle: start the generators, kill -9 vaaid after a random 1.5-4.4 s, restart it
+# A cycle: start the generators, kill -9 vaaid 1.5-4.4 s after fio is writing, restart it
 # as the guest init does, let the held commands be answered, stop the generators;
 # then `ackgen verify` over every log so far: every sector of every range holds
 # exactly what the last acknowledged command put there (the source's bytes for a
@@ -117,6 +117,10 @@ for c in $(seq 1 "$CYCLES"); do
 		--bsrange=4k-256k --offset=64M --size=32M --io_size=4G --runtime=10 --verify=crc32c \
 		--verify_backlog=16 --verify_fatal=1 --randrepeat=0 --output-format=terse \
 		>"$W/fio.$c.out" 2>&1 & fiop=$!
+	for _ in $(seq 1 100); do # fio has I/O in flight (its start takes a while under TCG)
+		[ "$(awk '{ print $1 + $2 }' "/sys/block/$devB/inflight")" -gt 0 ] && break
+		sleep 0.1
+	done
 	sleep "$(( RANDOM % 26 / 10 + 1 )).$(( RANDOM % 10 ))" # 1.0-3.9 s of load
 	sleep 0.5
 	pid=$(live_vaaid) || die "cycle $c: not exactly one vaaid alive before the kill: $(pgrep -x vaaid | tr '\n' ' ')"

@@ -12,11 +12,25 @@ cd /tmp # fio writes verify state files into the working directory
 log() { echo "[$(basename "$0")] $*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
 
-vaaid_pid() { pgrep -x vaaid | head -1; }
+# The daemon of the guest is known by its PID, never by its name: whoever starts
+# one (scripts/vm/guest-start-services, start_vaaid, launch_vaaid) records it in
+# VAAID_PIDFILE, which scripts/vm/guest-stop-services reads before power-off.
+VAAID_PIDFILE=/run/vaaid-vm.pid
+vaaid_pid() { # the recorded vaaid if it is alive (and still a vaaid), else nothing
+	local p
+	p=$(cat "$VAAID_PIDFILE" 2>/dev/null) || return 0
+	[ -n "$p" ] && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = vaaid ] && echo "$p"
+	return 0
+}
+
+launch_vaaid() { # start a vaaid in the background and record its PID
+	"$VAAID" --state-dir "$STATE" >>"$OUT/vaaid.log" 2>&1 &
+	echo $! >"$VAAID_PIDFILE"
+}
 
 start_vaaid() {
 	[ -n "$(vaaid_pid)" ] && return 0
-	"$VAAID" --state-dir "$STATE" >>"$OUT/vaaid.log" 2>&1 &
+	launch_vaaid
 	for _ in $(seq 1 300); do
 		[ -S /run/vaaid/control ] && "$VAAICTL" status >/dev/null 2>&1 && return 0
 		sleep 0.1

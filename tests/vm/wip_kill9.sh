@@ -131,7 +131,7 @@ for c in $(seq 1 "$CYCLES"); do
 	echo "${k%%$'\n'*}" | sed "s/^K /K $c /" >> "$W/kills"
 	read -r _ fio_held _ fio_fin _ _ <<<"$(tail -n 1 <<<"$k")"
 	fio_ok[$c]=$(( fio_held > 0 ))
-	"$VAAID" --state-dir "$STATE" >>"$OUT/vaaid.log" 2>&1 &
+	launch_vaaid
 	disown $! # (the next kill is expected: no "Killed" from bash)
 	ok=false
 	for _ in $(seq 1 300); do

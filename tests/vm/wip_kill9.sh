@@ -88,7 +88,8 @@ hung() { # what the daemon and the stuck generators are doing
 			cat "$t/stack" 2>/dev/null | head -n 12
 		done
 	done
-	echo "== vaaictl status"; timeout 5 "$VAAICTL" status 2>&1 | head -n 20
+	echo "== vaaictl --json status (device_list[].ring: cmd_head != next: queued, not taken; inflight: taken, not answered)"
+	timeout 5 "$VAAICTL" --json status 2>&1 | head -c 8000; echo
 	for p in "${pids[@]}" $fiop; do
 		kill -0 "$p" 2>/dev/null || continue
 		for t in /proc/$p/task/*; do
@@ -96,7 +97,9 @@ hung() { # what the daemon and the stuck generators are doing
 			cat "$t/stack" 2>/dev/null | head -n 8
 		done
 	done
-	echo "== kernel"; dmesg | tail -n 20
+	# every task in D state with its stack (kernel workers too: a tcmu lock holder)
+	echo w > /proc/sysrq-trigger 2>/dev/null || true
+	echo "== kernel"; dmesg | tail -n 200
 	tail -n 5 "$W"/*.log
 }
 replays() { grep -c "journal replayed" "$OUT/vaaid.log" || true; }
@@ -127,7 +130,7 @@ for c in $(seq 1 "$CYCLES"); do
 	nrep=$(replays)
 	# SIGKILL and the wait for its death in one process: fio's counters are read
 	# microseconds before the kill (a shell would take tens of ms under TCG)
-	k=$("$ACKGEN" kill "$pid" "$devB") || die "cycle $c: kill -9 of vaaid $pid: $k"
+	k=$("$ACKGEN" kill "$pid" "$devB") || { hung "$c" >&2; die "cycle $c: kill -9 of vaaid $pid: $k"; }
 	echo "${k%%$'\n'*}" | sed "s/^K /K $c /" >> "$W/kills"
 	read -r _ fio_held _ fio_fin _ _ <<<"$(tail -n 1 <<<"$k")"
 	fio_ok[$c]=$(( fio_held > 0 ))

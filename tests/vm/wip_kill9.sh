@@ -39,6 +39,9 @@ mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh 2 2G)
 read -r _ sgA sdA _ <<<"${L[0]}"
 read -r _ sgB sdB _ <<<"${L[1]}"
 W=/tmp/kill9; rm -rf "$W"; mkdir -p "$W"
+# a vaaid that dies by itself (not by our SIGKILL) leaves a core in build/vm-out/
+ulimit -c unlimited
+echo "$OUT/core.%e.%p" > /proc/sys/kernel/core_pattern 2>/dev/null || true
 pids=() fiop=""
 cleanup() {
 	local rc=$?; set +e
@@ -126,7 +129,8 @@ for c in $(seq 1 "$CYCLES"); do
 	done
 	sleep "$(( RANDOM % 26 / 10 + 1 )).$(( RANDOM % 10 ))" # 1.0-3.9 s of load
 	sleep 0.5
-	pid=$(live_vaaid) || die "cycle $c: not exactly one vaaid alive before the kill: $(pgrep -x vaaid | tr '\n' ' ')"
+	pid=$(live_vaaid) || { hung "$c" >&2; dmesg | grep -i "vaaid\|segfault\|trap" | tail -n 20 >&2
+		die "cycle $c: not exactly one vaaid alive before the kill: $(pgrep -x vaaid | tr '\n' ' ')"; }
 	nrep=$(replays)
 	# SIGKILL and the wait for its death in one process: fio's counters are read
 	# microseconds before the kill (a shell would take tens of ms under TCG)

@@ -134,7 +134,14 @@ for c in $(seq 1 "$CYCLES"); do
 	nrep=$(replays)
 	# SIGKILL and the wait for its death in one process: fio's counters are read
 	# microseconds before the kill (a shell would take tens of ms under TCG)
-	k=$("$ACKGEN" kill "$pid" "$devB") || { hung "$c" >&2; die "cycle $c: kill -9 of vaaid $pid: $k"; }
+	# seen twice: vaaid stopped answering, then took > 10 s to die after SIGKILL and was
+	# gone by the time ackgen gave up; so its stacks are taken 2 s into the kill
+	( set +e; for _ in $(seq 1 20); do dead "$pid" && exit 0; sleep 0.1; done
+	  for t in /proc/$pid/task/*; do
+		echo "-- vaaid $pid task ${t##*/} $(cat "$t/comm") $(awk '{ print $3 }' "$t/stat") wchan $(cat "$t/wchan")"
+		cat "$t/stack" 2>/dev/null
+	  done; echo w > /proc/sysrq-trigger 2>/dev/null; dmesg | tail -n 300 ) >"$W/slowkill.$c" 2>&1 &
+	k=$("$ACKGEN" kill "$pid" "$devB") || { sleep 1; cat "$W/slowkill.$c" >&2; hung "$c" >&2; die "cycle $c: kill -9 of vaaid $pid: $k"; }
 	echo "${k%%$'\n'*}" | sed "s/^K /K $c /" >> "$W/kills"
 	read -r _ fio_held _ fio_fin _ _ <<<"$(tail -n 1 <<<"$k")"
 	fio_ok[$c]=$(( fio_held > 0 ))

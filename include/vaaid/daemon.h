@@ -122,6 +122,14 @@ void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp);
 /* Volume in use by an attached device? */
 bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume);
 unsigned vd_devices_count(const struct vd_devices *ds);
+/* The i-th device's names and ring state (vaaictl status); -ENOENT past the last. */
+struct tcmu_dev_diag;
+struct vd_device_info {
+	const char *dev, *pool, *volume;
+	unsigned minor;
+};
+int vd_device_diag(const struct vd_devices *ds, unsigned i, struct vd_device_info *info,
+		   struct tcmu_dev_diag *diag);
 /* Stop taking commands on every device, wait for in-flight ones, free. */
 void vd_devices_shutdown(struct vd_devices *ds);
 void vd_devices_free(struct vd_devices *ds);

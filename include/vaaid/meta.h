@@ -163,6 +163,13 @@ void vjournal_resume(struct vjournal *j);
 bool vjournal_idle(const struct vjournal *j);
 /* Bytes of the ring in use since the last checkpoint, and the ring size. */
 uint64_t vjournal_used(const struct vjournal *j);
+/* State for diagnosing a stall (vaaictl status): who waits for what. */
+struct vj_diag {
+	uint64_t used, size;
+	bool inflight, paused, failed, ckpt_requested, quiesce_waiting;
+	unsigned room_waiters, open_records;
+};
+void vjournal_get_diag(const struct vjournal *j, struct vj_diag *out);
 uint64_t vjournal_commits(const struct vjournal *j);
 uint64_t vjournal_records(const struct vjournal *j);
 

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <sys/uio.h>
 #include "vaaid/io.h"
+#include "vaaid/meta.h"
 
 #define VPOOL_GRANULE 4096u
 #define VPOOL_NAME_MAX 64        /* volume name bytes, without NUL */
@@ -147,6 +148,17 @@ void vpool_ctx_untrack(struct vpool *p, struct vpool_ctx *c);
 int vpool_checkpoint(struct vpool *p);
 
 void vpool_get_stats(const struct vpool *p, struct vpool_stats *st);
+/* What the pool is waiting for, to diagnose a stall (vaaictl status --json). */
+struct vpool_diag {
+	unsigned inflight;            /* data requests in flight */
+	bool ckpt_running, failed;
+	unsigned redo_inflight;       /* home writes of DATA records in flight */
+	size_t redo_pending;          /* extents with DATA records since the checkpoint */
+	bool redo_ckpt_waiting;       /* a checkpoint waits for redo_inflight == 0 */
+	bool have_journal;
+	struct vj_diag journal;
+};
+void vpool_get_diag(const struct vpool *p, struct vpool_diag *out);
 /* The accounting as JSON (src/pool/stats_json.c); the caller json_object_put()s it. */
 typedef struct json_object json_object;
 json_object *vpool_stats_json(const struct vpool *p);

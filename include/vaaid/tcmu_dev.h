@@ -33,6 +33,19 @@ int tcmu_dev_create(struct vreactor *r, void *map, size_t map_size, int event_fd
 		    struct scsi_lun *lun, struct tcmu_dev **out);
 /* Commands taken from the ring and not yet completed. */
 unsigned tcmu_dev_inflight(const struct tcmu_dev *d);
+/*
+ * A snapshot of the device's ring and wake-up state, for diagnosing a stall
+ * (vaaictl status): cmd_head/cmd_tail as the map holds them now, next = our
+ * read pointer (next != cmd_head: commands queued and not taken yet), and
+ * counters since create. Reads the map; never changes anything.
+ */
+struct tcmu_dev_diag {
+	uint32_t cmd_head, cmd_tail, next;
+	unsigned inflight;
+	bool poll_armed, kick_queued, notify_queued, broken, stopped;
+	uint64_t wakeups, drains, taken, completed, doorbells;
+};
+void tcmu_dev_get_diag(const struct tcmu_dev *d, struct tcmu_dev_diag *out);
 /* Stop taking new commands (in-flight ones still complete); cancels the poll. */
 void tcmu_dev_stop(struct tcmu_dev *d);
 /*

@@ -32,6 +32,7 @@
 #include <json-c/json.h>
 
 #include "vaaid/control.h"
+#include "vaaid/tcmu_dev.h"
 #include "vaaid/util.h"
 
 #define CTL_MAX_CONNS 16
@@ -148,6 +149,79 @@ static json_object *err_obj(const char *fmt, ...)
 	return o;
 }
 
+static void add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_bool(json_object *o, const char *k, bool v)
+{
+	json_object_object_add(o, k, json_object_new_boolean(v));
+}
+
+/* Every served device with its ring state: what a stalled LUN is waiting for
+ * (ring.next != ring.cmd_head: queued and not taken; inflight > 0: taken and
+ * not answered; notify_queued without doorbells growing: answers not rung). */
+static json_object *devices_obj(struct vd_control *c)
+{
+	json_object *arr = json_object_new_array();
+	struct vd_device_info info;
+	struct tcmu_dev_diag g;
+	for (unsigned i = 0; vd_device_diag(c->devs, i, &info, &g) == 0; i++) {
+		json_object *d = json_object_new_object(), *r = json_object_new_object();
+		json_object_object_add(d, "dev", json_object_new_string(info.dev));
+		json_object_object_add(d, "pool", json_object_new_string(info.pool));
+		json_object_object_add(d, "volume", json_object_new_string(info.volume));
+		add_u64(d, "uio", info.minor);
+		add_u64(r, "cmd_head", g.cmd_head);
+		add_u64(r, "cmd_tail", g.cmd_tail);
+		add_u64(r, "next", g.next);
+		add_u64(r, "inflight", g.inflight);
+		add_bool(r, "poll_armed", g.poll_armed);
+		add_bool(r, "kick_queued", g.kick_queued);
+		add_bool(r, "notify_queued", g.notify_queued);
+		add_bool(r, "broken", g.broken);
+		add_bool(r, "stopped", g.stopped);
+		add_u64(r, "wakeups", g.wakeups);
+		add_u64(r, "drains", g.drains);
+		add_u64(r, "taken", g.taken);
+		add_u64(r, "completed", g.completed);
+		add_u64(r, "doorbells", g.doorbells);
+		json_object_object_add(d, "ring", r);
+		json_object_array_add(arr, d);
+	}
+	return arr;
+}
+
+/* What the pool waits for (a stall: journal paused with room waiters, a checkpoint
+ * that does not end, data requests that never complete). */
+static json_object *pool_diag_obj(const struct vpool *p)
+{
+	struct vpool_diag g;
+	vpool_get_diag(p, &g);
+	json_object *o = json_object_new_object();
+	add_u64(o, "inflight", g.inflight);
+	add_bool(o, "checkpoint_running", g.ckpt_running);
+	add_bool(o, "failed", g.failed);
+	add_u64(o, "redo_inflight", g.redo_inflight);
+	add_u64(o, "redo_pending", g.redo_pending);
+	add_bool(o, "redo_checkpoint_waiting", g.redo_ckpt_waiting);
+	if (g.have_journal) {
+		json_object *j = json_object_new_object();
+		add_u64(j, "used", g.journal.used);
+		add_u64(j, "size", g.journal.size);
+		add_bool(j, "commit_inflight", g.journal.inflight);
+		add_bool(j, "paused", g.journal.paused);
+		add_bool(j, "failed", g.journal.failed);
+		add_bool(j, "checkpoint_requested", g.journal.ckpt_requested);
+		add_bool(j, "quiesce_waiting", g.journal.quiesce_waiting);
+		add_u64(j, "room_waiters", g.journal.room_waiters);
+		add_u64(j, "open_records", g.journal.open_records);
+		json_object_object_add(o, "journal", j);
+	}
+	return o;
+}
+
 static json_object *status_obj(struct vd_control *c)
 {
 	json_object *o = json_object_new_object();
@@ -181,10 +255,12 @@ static json_object *status_obj(struct vd_control *c)
 					json_object_new_boolean(vd_devices_uses(c->devs, vp->name,
 						json_object_get_string(name))));
 			}
+		json_object_object_add(pj, "diag", pool_diag_obj(vp->pool));
 		json_object_array_add(arr, pj);
 	}
 	json_object_object_add(o, "pools", arr);
 	json_object_object_add(o, "devices", json_object_new_uint64(vd_devices_count(c->devs)));
+	json_object_object_add(o, "device_list", devices_obj(c));
 	return o;
 }
 

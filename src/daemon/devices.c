@@ -64,6 +64,18 @@ int vd_devices_new(const struct vd_env *env, struct vd_devices **out)
 
 unsigned vd_devices_count(const struct vd_devices *ds) { return ds->n; }
 
+int vd_device_diag(const struct vd_devices *ds, unsigned i, struct vd_device_info *info,
+		   struct tcmu_dev_diag *diag)
+{
+	if (i >= ds->n)
+		return -ENOENT;
+	const struct vd_device *d = ds->d[i];
+	*info = (struct vd_device_info){.dev = d->dev, .pool = d->pool, .volume = d->volume,
+					.minor = d->uio.minor};
+	tcmu_dev_get_diag(d->tdev, diag);
+	return 0;
+}
+
 int vd_parse_cfgstring(const char *cfg, char *pool, size_t plen, char *vol, size_t vlen, char *err,
 		       size_t errlen)
 {

@@ -323,6 +323,17 @@ void vjournal_resume(struct vjournal *j)
 bool vjournal_idle(const struct vjournal *j) { return !j->inflight && !j->buf[j->open].nrec; }
 bool vjournal_failed(const struct vjournal *j) { return j->failed; }
 uint64_t vjournal_used(const struct vjournal *j) { return j->used; }
+
+void vjournal_get_diag(const struct vjournal *j, struct vj_diag *out)
+{
+	*out = (struct vj_diag){.used = j->used, .size = j->size, .inflight = j->inflight,
+				.paused = j->paused, .failed = j->failed,
+				.ckpt_requested = j->ckpt_requested,
+				.quiesce_waiting = j->quiesce_waiter != NULL,
+				.open_records = j->buf[j->open].nrec};
+	for (const struct vj_waiter *w = j->room_waiters; w; w = w->next)
+		out->room_waiters++;
+}
 uint64_t vjournal_commits(const struct vjournal *j) { return j->commits; }
 uint64_t vjournal_records(const struct vjournal *j) { return j->records; }
 

@@ -556,6 +556,21 @@ int vpool_grow(struct vpool *p, uint64_t new_size)
 	return 0;
 }
 
+void vpool_get_diag(const struct vpool *p, struct vpool_diag *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->inflight = p->inflight;
+	out->ckpt_running = pool_ckpt_busy(p);
+	out->failed = p->failed;
+	out->redo_inflight = p->redo_inflight;
+	out->redo_pending = p->redo_pending.n;
+	out->redo_ckpt_waiting = p->redo_ckpt_wait != NULL;
+	if (p->j) {
+		out->have_journal = true;
+		vjournal_get_diag(p->j, &out->journal);
+	}
+}
+
 void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tcmu_abi.h"
 #include "vaaid/dispatch.h"
 #include "vaaid/ring.h"
 #include "vaaid/scsi.h"
@@ -59,6 +60,7 @@ struct tcmu_dev {
 	struct dev_ev *ev;
 	unsigned inflight;
 	bool stopped, broken;
+	uint64_t wakeups, drains, taken, completed, doorbells; /* for tcmu_dev_get_diag */
 	struct dev_cmd *cmds; /* in flight, so that tcmu_dev_abandon() can free them */
 };
 
@@ -129,6 +131,7 @@ static void notify_now(struct tcmu_dev *d)
 	const void *p = d->notify_is_eventfd ? (const void *)&v64 : (const void *)&v32;
 	size_t n = d->notify_is_eventfd ? sizeof(v64) : sizeof(v32);
 	ssize_t w;
+	d->doorbells++;
 	do
 		w = write(d->notify_fd, p, n);
 	while (w < 0 && errno == EINTR);
@@ -171,6 +174,7 @@ static void on_cmd_done(struct scsi_cmd *sc)
 	cmd_unlink(d, c);
 	free(c);
 	d->inflight--;
+	d->completed++;
 	schedule_notify(d);
 }
 
@@ -191,6 +195,7 @@ static void clear_event(struct tcmu_dev *d)
 
 static void drain(struct tcmu_dev *d)
 {
+	d->drains++;
 	if (d->broken && d->inflight == 0) {
 		tcmu_ring_resync(&d->ring);
 		d->broken = false;
@@ -220,6 +225,7 @@ static void drain(struct tcmu_dev *d)
 		}
 		c->rc = rcmd;
 		c->dev = d;
+		d->taken++;
 		cmd_link(d, c);
 		struct scsi_cmd *sc = &c->sc;
 		sc->cdb = c->rc.cdb;
@@ -255,6 +261,7 @@ static void on_event(void *arg, int res)
 		vlog_err(dev_name(d), "event fd poll failed: %s", strerror(-res));
 		return;
 	}
+	d->wakeups++;
 	clear_event(d);
 	drain(d);
 	arm(d);
@@ -320,6 +327,27 @@ int tcmu_dev_create(struct vreactor *r, void *map, size_t map_size, int event_fd
 unsigned tcmu_dev_inflight(const struct tcmu_dev *d)
 {
 	return d ? d->inflight : 0;
+}
+
+void tcmu_dev_get_diag(const struct tcmu_dev *d, struct tcmu_dev_diag *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!d)
+		return;
+	out->cmd_head = tcmu_abi_load_head(d->ring.map);
+	out->cmd_tail = tcmu_abi_load_tail(d->ring.map);
+	out->next = d->ring.next;
+	out->inflight = d->inflight;
+	out->poll_armed = d->ev->poll_armed;
+	out->kick_queued = d->ev->kick_queued;
+	out->notify_queued = d->ev->notify_queued;
+	out->broken = d->broken;
+	out->stopped = d->stopped;
+	out->wakeups = d->wakeups;
+	out->drains = d->drains;
+	out->taken = d->taken;
+	out->completed = d->completed;
+	out->doorbells = d->doorbells;
 }
 
 void tcmu_dev_stop(struct tcmu_dev *d)

@@ -39,6 +39,9 @@ mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh 2 2G)
 read -r _ sgA sdA _ <<<"${L[0]}"
 read -r _ sgB sdB _ <<<"${L[1]}"
 W=/tmp/kill9; rm -rf "$W"; mkdir -p "$W"
+# a vaaid that dies by itself (not by our SIGKILL) leaves a core in build/vm-out/
+ulimit -c unlimited
+echo "$OUT/core.%e.%p" > /proc/sys/kernel/core_pattern 2>/dev/null || true
 pids=() fiop=""
 cleanup() {
 	local rc=$?; set +e
@@ -88,7 +91,8 @@ hung() { # what the daemon and the stuck generators are doing
 			cat "$t/stack" 2>/dev/null | head -n 12
 		done
 	done
-	echo "== vaaictl status"; timeout 5 "$VAAICTL" status 2>&1 | head -n 20
+	echo "== vaaictl --json status (device_list[].ring: cmd_head != next: queued, not taken; inflight: taken, not answered)"
+	timeout 5 "$VAAICTL" --json status 2>&1 | head -c 8000; echo
 	for p in "${pids[@]}" $fiop; do
 		kill -0 "$p" 2>/dev/null || continue
 		for t in /proc/$p/task/*; do
@@ -96,7 +100,9 @@ hung() { # what the daemon and the stuck generators are doing
 			cat "$t/stack" 2>/dev/null | head -n 8
 		done
 	done
-	echo "== kernel"; dmesg | tail -n 20
+	# every task in D state with its stack (kernel workers too: a tcmu lock holder)
+	echo w > /proc/sysrq-trigger 2>/dev/null || true
+	echo "== kernel"; dmesg | tail -n 200
 	tail -n 5 "$W"/*.log
 }
 replays() { grep -c "journal replayed" "$OUT/vaaid.log" || true; }
@@ -123,11 +129,19 @@ for c in $(seq 1 "$CYCLES"); do
 	done
 	sleep "$(( RANDOM % 26 / 10 + 1 )).$(( RANDOM % 10 ))" # 1.0-3.9 s of load
 	sleep 0.5
-	pid=$(live_vaaid) || die "cycle $c: not exactly one vaaid alive before the kill: $(pgrep -x vaaid | tr '\n' ' ')"
+	pid=$(live_vaaid) || { hung "$c" >&2; dmesg | grep -i "vaaid\|segfault\|trap" | tail -n 20 >&2
+		die "cycle $c: not exactly one vaaid alive before the kill: $(pgrep -x vaaid | tr '\n' ' ')"; }
 	nrep=$(replays)
 	# SIGKILL and the wait for its death in one process: fio's counters are read
 	# microseconds before the kill (a shell would take tens of ms under TCG)
-	k=$("$ACKGEN" kill "$pid" "$devB") || die "cycle $c: kill -9 of vaaid $pid: $k"
+	# seen twice: vaaid stopped answering, then took > 10 s to die after SIGKILL and was
+	# gone by the time ackgen gave up; so its stacks are taken 2 s into the kill
+	( set +e; for _ in $(seq 1 20); do dead "$pid" && exit 0; sleep 0.1; done
+	  for t in /proc/$pid/task/*; do
+		echo "-- vaaid $pid task ${t##*/} $(cat "$t/comm") $(awk '{ print $3 }' "$t/stat") wchan $(cat "$t/wchan")"
+		cat "$t/stack" 2>/dev/null
+	  done; echo w > /proc/sysrq-trigger 2>/dev/null; dmesg | tail -n 300 ) >"$W/slowkill.$c" 2>&1 &
+	k=$("$ACKGEN" kill "$pid" "$devB") || { sleep 1; cat "$W/slowkill.$c" >&2; hung "$c" >&2; die "cycle $c: kill -9 of vaaid $pid: $k"; }
 	echo "${k%%$'\n'*}" | sed "s/^K /K $c /" >> "$W/kills"
 	read -r _ fio_held _ fio_fin _ _ <<<"$(tail -n 1 <<<"$k")"
 	fio_ok[$c]=$(( fio_held > 0 ))

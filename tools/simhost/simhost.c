@@ -647,6 +647,15 @@ int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16])
 	return 0;
 }
 
+int simhost_lun_diag(struct simhost *h, int lun, struct tcmu_dev_diag *out)
+{
+	if (lun < 0 || lun >= SIMHOST_MAX_LUNS || !h->luns[lun].used || !h->luns[lun].dev)
+		return -ENODEV;
+	engine_stop(h); /* the device's state is the engine thread's */
+	tcmu_dev_get_diag(h->luns[lun].dev, out);
+	return engine_start(h);
+}
+
 /* ---- commands */
 
 int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,

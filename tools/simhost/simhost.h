@@ -85,6 +85,9 @@ int simhost_set_visibility(struct simhost *h, int lun, int group);
 int simhost_set_xcopy_scope(struct simhost *h, int scope);
 /* The NAA designator (VPD 83h) of an attached LUN; -ENODEV if not attached. */
 int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
+/* The ring state of an attached LUN's device (tcmu_dev_get_diag); -ENODEV if not attached. */
+struct tcmu_dev_diag;
+int simhost_lun_diag(struct simhost *h, int lun, struct tcmu_dev_diag *out);
 
 /* Queue a command; -EAGAIN when the LUN's ring is full (reap first). tag identifies it. */
 int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,

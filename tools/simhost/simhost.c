@@ -116,6 +116,13 @@ static int engine_start(struct simhost *h)
 	return 0;
 }
 
+/* engine_start after a step that gave rc: rc if it failed, else engine_start's result. */
+static int engine_resume(struct simhost *h, int rc)
+{
+	int rc2 = engine_start(h);
+	return rc < 0 ? rc : rc2;
+}
+
 static void engine_stop(struct simhost *h)
 {
 	if (!h->running)
@@ -483,8 +490,7 @@ int simhost_volume_create(struct simhost *h, const char *name, uint64_t size, ui
 {
 	engine_stop(h);
 	int rc = vpool_volume_create(h->pool, name, size, block, NULL);
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 /* Soft threshold crossed (pool reactor = engine thread): THIN PROVISIONING SOFT
@@ -526,8 +532,7 @@ int simhost_bench_skip_reserve(struct simhost *h, bool skip)
 	engine_stop(h);
 	h->bench_skip_reserve = skip;
 	int rc = vblk_uring_bench_skip_reserve(h->dev, skip);
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 int simhost_group_flush(struct simhost *h, unsigned max_inflight)
@@ -542,8 +547,7 @@ int simhost_group_flush(struct simhost *h, unsigned max_inflight)
 		rc = vblk_uring_set_group_flush(h->jdev, max_inflight);
 	if (rc == 0)
 		h->group_flush = (int)max_inflight;
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 int simhost_set_threshold(struct simhost *h, unsigned pct)
@@ -562,8 +566,7 @@ int simhost_pool_grow(struct simhost *h, uint64_t size)
 	int rc = vpool_grow(h->pool, size);
 	if (rc == 0 && h->threshold_pct)
 		apply_threshold(h); /* the same percentage of the new capacity */
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 int simhost_attach(struct simhost *h, const char *volume, int lun)
@@ -581,8 +584,7 @@ int simhost_attach(struct simhost *h, const char *volume, int lun)
 		lun_teardown(l, false);
 		l->used = false;
 	}
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 int simhost_detach(struct simhost *h, int lun)
@@ -604,8 +606,7 @@ int simhost_detach(struct simhost *h, int lun)
 	l->used = false;
 	l->vol[0] = 0;
 	int rc = update_views(h);
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 int simhost_volume_delete(struct simhost *h, const char *name)
@@ -615,8 +616,7 @@ int simhost_volume_delete(struct simhost *h, const char *name)
 			return -EBUSY;
 	engine_stop(h);
 	int rc = vpool_volume_delete(h->pool, name);
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 int simhost_set_visibility(struct simhost *h, int lun, int group)
@@ -626,8 +626,7 @@ int simhost_set_visibility(struct simhost *h, int lun, int group)
 	engine_stop(h);
 	h->luns[lun].group = group;
 	int rc = update_views(h);
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 int simhost_set_xcopy_scope(struct simhost *h, int scope)
@@ -948,8 +947,7 @@ int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint
 	} else {
 		free(w);
 	}
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 int simhost_backing_limit(struct simhost *h, uint64_t limit)
@@ -1004,8 +1002,7 @@ int simhost_hydration(struct simhost *h, enum simhost_hyd op, uint64_t *pending,
 		*pending = pend;
 	if (hydrated)
 		*hydrated = done;
-	int rc2 = engine_start(h);
-	return rc < 0 ? rc : rc2;
+	return engine_resume(h, rc);
 }
 
 int simhost_verify(struct simhost *h, FILE *f)

@@ -15,7 +15,8 @@
 #   LUN B (vol1): wsz   WRITE(16) of patterns / WRITE SAME(16) zero, UNMAP bit on or off (SG_IO)
 #                 xcopy EXTENDED COPY of pieces of a static pattern range of A into B (SG_IO)
 #                 fio   random writes 4-256 KiB at QD 16, crc32c verify of each batch of 16 (verify_backlog)
-# A cycle: start the generators, kill -9 vaaid 1.5-4.4 s after fio is writing, restart it
+# A cycle: start the generators, kill -9 vaaid 1.5-4.4 s after fio is writing (frozen with
+# SIGSTOP first, so that the kill instant is one after which nothing is answered), restart it
 # as the guest init does, let the held commands be answered, stop the generators;
 # then `ackgen verify` over every log so far: every sector of every range holds
 # exactly what the last acknowledged command put there (the source's bytes for a
@@ -132,8 +133,9 @@ for c in $(seq 1 "$CYCLES"); do
 	pid=$(live_vaaid) || { hung "$c" >&2; dmesg | grep -i "vaaid\|segfault\|trap" | tail -n 20 >&2
 		die "cycle $c: not exactly one vaaid alive before the kill: $(pgrep -x vaaid | tr '\n' ' ')"; }
 	nrep=$(replays)
-	# SIGKILL and the wait for its death in one process: fio's counters are read
-	# microseconds before the kill (a shell would take tens of ms under TCG)
+	# the kill in one process (tools/ackgen/kill.c): SIGSTOP, wait until every vaaid
+	# thread stopped, the kill instant K (nothing is answered after it), fio's
+	# commands in flight then (all left unanswered by the dead daemon), SIGKILL
 	# seen twice: vaaid stopped answering, then took > 10 s to die after SIGKILL and was
 	# gone by the time ackgen gave up; so its stacks are taken 2 s into the kill
 	( set +e; for _ in $(seq 1 20); do dead "$pid" && exit 0; sleep 0.1; done

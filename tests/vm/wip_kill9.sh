@@ -43,13 +43,14 @@ W=/tmp/kill9; rm -rf "$W"; mkdir -p "$W"
 # a vaaid that dies by itself (not by our SIGKILL) leaves a core in build/vm-out/
 ulimit -c unlimited
 echo "$OUT/core.%e.%p" > /proc/sys/kernel/core_pattern 2>/dev/null || true
-pids=() fiop=""
+pids=() fiop="" swp=""
 cleanup() {
 	local rc=$?; set +e
 	touch "$W/stop"
 	# (a generator stuck in an unanswered command cannot be waited for)
-	for p in "${pids[@]}" $fiop; do kill -9 "$p" 2>/dev/null; done
-	[ $rc -ne 0 ] && { rm -rf "$OUT/kill9"; cp -r "$W" "$OUT/kill9"; log "logs in build/vm-out/kill9/"; }
+	for p in "${pids[@]}" $fiop $swp; do kill -9 "$p" 2>/dev/null; done
+	[ $rc -ne 0 ] && { for f in "$W"/stall.*; do [ -e "$f" ] && { echo "== $f"; cat "$f"; } >&2; done
+		rm -rf "$OUT/kill9"; cp -r "$W" "$OUT/kill9"; log "logs in build/vm-out/kill9/"; }
 	exit $rc
 }
 trap cleanup EXIT
@@ -106,6 +107,31 @@ hung() { # what the daemon and the stuck generators are doing
 	echo "== kernel"; dmesg | tail -n 200
 	tail -n 5 "$W"/*.log
 }
+# The stall watcher (the hang of docs/durability.md): while a cycle's load runs,
+# if no generator log grew for 2 s, vaaid's threads (state, wait channel, kernel
+# stack: the io_uring workers "iou-wrk-*" too), vaaictl --json status, sysrq-w and
+# the kernel log are written once to $W/stall.<cycle> (printed when the test fails).
+# Diagnostics only: it decides nothing.
+stallwatch() {
+	local c=$1 last=-1 same=0 sz p t
+	while :; do
+		sz=$(stat -c %s "${LOGS[@]}" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+		if [ "$sz" = "$last" ]; then same=$((same + 1)); else same=0 last=$sz; fi
+		if [ $same -ge 4 ]; then
+			{ echo "== cycle $c: no answer for 2 s, $(date +%s.%N)"
+			  for p in $(pgrep -x vaaid); do
+				for t in /proc/$p/task/*; do
+					echo "-- vaaid $p task ${t##*/} $(cat "$t/comm") $(awk '{ print $3 }' "$t/stat") wchan $(cat "$t/wchan")"
+					cat "$t/stack" 2>/dev/null
+				done
+			  done
+			  echo "== vaaictl --json status"; timeout 3 "$VAAICTL" --json status 2>&1 | head -c 8000; echo
+			  echo w > /proc/sysrq-trigger 2>/dev/null; dmesg | tail -n 300; } >"$W/stall.$c" 2>&1
+			return 0
+		fi
+		sleep 0.5
+	done
+}
 replays() { grep -c "journal replayed" "$OUT/vaaid.log" || true; }
 
 declare -a fio_ok=()
@@ -128,8 +154,11 @@ for c in $(seq 1 "$CYCLES"); do
 		[ "$(awk '{ print $1 + $2 }' "/sys/block/$devB/inflight")" -gt 0 ] && break
 		sleep 0.1
 	done
+	stallwatch "$c" & swp=$!
 	sleep "$(( RANDOM % 26 / 10 + 1 )).$(( RANDOM % 10 ))" # 1.0-3.9 s of load
 	sleep 0.5
+	kill "$swp" 2>/dev/null; wait "$swp" 2>/dev/null || true
+	[ -e "$W/stall.$c" ] && log "cycle $c: no generator answered for 2 s before the kill: $W/stall.$c"
 	pid=$(live_vaaid) || { hung "$c" >&2; dmesg | grep -i "vaaid\|segfault\|trap" | tail -n 20 >&2
 		die "cycle $c: not exactly one vaaid alive before the kill: $(pgrep -x vaaid | tr '\n' ' ')"; }
 	nrep=$(replays)

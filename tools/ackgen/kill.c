@@ -16,8 +16,12 @@
  * The freeze changes nothing the test relies on: SIGKILL too only takes
  * effect at a thread's next return to user space, and the pool I/O the
  * daemon had queued completes in the kernel after either signal.
- * Exit 1 (with the reason) when a thread does not stop or the process is not
- * dead within 10 s: the caller then captures the kernel stacks.
+ * A thread in an uninterruptible kernel wait (slow pool I/O, say) stops or
+ * dies only when that wait ends: both waits last up to 120 s (the kernel's
+ * cmd_time_out scale), and how long each took is printed ("stop_ms <n>
+ * dead_ms <n>"), so that a slow kill is reported, not mistaken for a lost
+ * one. Exit 1 (with the reason) when a thread has not stopped or the process
+ * is not dead after 120 s.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -114,11 +118,17 @@ static bool proc_frozen(pid_t pid)
 	return frozen;
 }
 
-static bool wait_for(bool (*done)(pid_t), pid_t pid, unsigned ms)
+#define KILL_WAIT_NS (120ull * 1000000000ull)
+
+/* Wait (polling every ms) until done(pid), at most KILL_WAIT_NS; the time it took in *ms. */
+static bool wait_for(bool (*done)(pid_t), pid_t pid, uint64_t *ms)
 {
-	for (unsigned i = 0; i < ms && !done(pid); i++)
+	uint64_t t0 = mono_ns(), t = t0;
+	bool ok;
+	while (!(ok = done(pid)) && (t = mono_ns()) - t0 < KILL_WAIT_NS)
 		usleep(1000);
-	return done(pid);
+	*ms = (mono_ns() - t0) / 1000000u;
+	return ok;
 }
 
 int ackgen_kill_main(int argc, char **argv)
@@ -137,8 +147,9 @@ int ackgen_kill_main(int argc, char **argv)
 		perror("ackgen kill");
 		return 2;
 	}
-	if (!wait_for(proc_frozen, pid, 10000)) {
-		fprintf(stderr, "ackgen kill: %d not stopped 10 s after SIGSTOP\n", (int)pid);
+	uint64_t stop_ms = 0, dead_ms = 0;
+	if (!wait_for(proc_frozen, pid, &stop_ms)) {
+		fprintf(stderr, "ackgen kill: %d not stopped 120 s after SIGSTOP\n", (int)pid);
 		kill(pid, SIGKILL);
 		return 1;
 	}
@@ -150,11 +161,12 @@ int ackgen_kill_main(int argc, char **argv)
 		perror("ackgen kill");
 		return 2;
 	}
-	if (!wait_for(proc_dead, pid, 10000)) {
-		fprintf(stderr, "ackgen kill: %d still alive 10 s after SIGKILL\n", (int)pid);
+	if (!wait_for(proc_dead, pid, &dead_ms)) {
+		fprintf(stderr, "ackgen kill: %d still alive 120 s after SIGKILL\n", (int)pid);
 		return 1;
 	}
 	printf("K %" PRIu64 "\n", t);
+	printf("stop_ms %" PRIu64 " dead_ms %" PRIu64 "\n", stop_ms, dead_ms);
 	if (argc > 1) {
 		blk_counts(argv[1], &d1, &in1);
 		printf("held %" PRId64 " in_flight %" PRIu64 " completed_until_dead %" PRIu64 "\n",

@@ -1,6 +1,6 @@
 /*
  * ackgen: load generators that log what was acknowledged, and the oracle that
- * checks a LUN against those logs (tests/vm/wip_kill9.sh; docs/durability.md).
+ * checks a LUN against those logs (tests/vm/t_kill9.sh; docs/durability.md).
  *
  * How it works. Every generator issues one command at a time per log tag and
  * appends two records to its log (O_APPEND, one write(2) per record, so the

@@ -1,6 +1,6 @@
 /*
  * ackgen: load generators that log what was acknowledged, and the oracle that
- * checks a LUN against those logs (tests/vm/wip_kill9.sh; docs/durability.md).
+ * checks a LUN against those logs (tests/vm/t_kill9.sh; docs/durability.md).
  *
  * How it works. Every generator issues one command at a time per log tag and
  * appends two records to its log (O_APPEND, one write(2) per record, so the
@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kill.h"
 #include "scsi_build.h"
 #include "vaaid/rng.h"
 #include "vaaid/scsi.h"
@@ -830,80 +831,10 @@ static int verify_main(int argc, char **argv)
 }
 
 /* Reads + writes completed and in flight on a block device (its stat and inflight files). */
-static int blk_counts(const char *dev, uint64_t *done, uint64_t *inflight)
-{
-	char path[256];
-	uint64_t f[11] = {0}, r = 0, w = 0;
-	snprintf(path, sizeof(path), "/sys/block/%s/stat", dev);
-	FILE *a = fopen(path, "r");
-	snprintf(path, sizeof(path), "/sys/block/%s/inflight", dev);
-	FILE *b = fopen(path, "r");
-	int n = a ? fscanf(a, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &f[0], &f[1],
-			   &f[2], &f[3], &f[4]) : 0;
-	int m = b ? fscanf(b, "%" SCNu64 " %" SCNu64, &r, &w) : 0;
-	if (a)
-		fclose(a);
-	if (b)
-		fclose(b);
-	*done = f[0] + f[4];
-	*inflight = r + w;
-	return n == 5 && m == 2 ? 0 : -1;
-}
-
-static bool proc_dead(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return true;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'Z';
-}
-
-/*
- * ackgen kill PID [BLOCKDEV]: SIGKILL to PID, the instant printed as "K <ns>",
- * then wait (at most 10 s) until it is dead. With BLOCKDEV (sdX): its commands
- * in flight just before the kill minus those completed from then until the
- * death, i.e. how many of them at least stayed unanswered: "held <n>".
- */
-static int kill_main(int argc, char **argv)
-{
-	if (argc < 1)
-		return usage();
-	pid_t pid = (pid_t)strtol(argv[0], NULL, 10);
-	uint64_t d0 = 0, in0 = 0, d1 = 0, in1 = 0;
-	if (argc > 1 && blk_counts(argv[1], &d0, &in0) < 0) {
-		fprintf(stderr, "ackgen kill: no block-layer counters for %s\n", argv[1]);
-		return 2;
-	}
-	uint64_t t = now_ns();
-	if (pid <= 1 || kill(pid, SIGKILL) < 0) {
-		perror("ackgen kill");
-		return 2;
-	}
-	for (unsigned i = 0; i < 10000 && !proc_dead(pid); i++)
-		usleep(1000);
-	if (!proc_dead(pid)) {
-		fprintf(stderr, "ackgen kill: %d still alive 10 s after SIGKILL\n", (int)pid);
-		return 1;
-	}
-	printf("K %" PRIu64 "\n", t);
-	if (argc > 1) {
-		blk_counts(argv[1], &d1, &in1);
-		printf("held %" PRId64 " in_flight %" PRIu64 " completed_until_dead %" PRIu64 "\n",
-		       (int64_t)in0 - (int64_t)(d1 - d0), in0, d1 - d0);
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "kill"))
-		return kill_main(argc - 2, argv + 2);
+		return ackgen_kill_main(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "now")) {
 		printf("%" PRIu64 "\n", now_ns());
 		return 0;

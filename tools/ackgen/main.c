@@ -39,9 +39,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ackgen.h"
 #include "scsi_build.h"
 #include "vaaid/rng.h"
 #include "vaaid/scsi.h"
@@ -93,6 +97,8 @@ struct gen {
 	unsigned threads;
 	int logfd, fd, srcfd;
 	uint64_t deadline;
+	bool relay;            /* the log is a virtio-serial port to `ackgen relay` on the host */
+	pthread_mutex_t loglk; /* relay: one record and its receipt at a time */
 };
 
 struct worker {
@@ -102,16 +108,43 @@ struct worker {
 	int rc;
 };
 
-static void logrec(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logrec(int fd, const char *fmt, ...)
+/*
+ * One record, one write(2). To a relay port (a character device: the
+ * virtio-serial port of `ackgen relay`), the call returns only once the relay
+ * on the host has written the record to its file and sent back one receipt
+ * byte: a virtio_console write returns when the buffer is queued for the host,
+ * not when the host took it (port_fops_write, drivers/char/virtio_console.c:
+ * "nonblock = true" before __send_to_port), so the receipt is what makes
+ * "S on the host before the submit" hold whatever qemu does with the buffer.
+ * A failure to log or to get the receipt ends the generator (exit 4): a command
+ * must never be submitted unrecorded.
+ */
+static void logrec(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logrec(struct gen *g, const char *fmt, ...)
 {
-	char line[512];
+	char line[512], r;
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (n > 0 && write(fd, line, (size_t)n) != n)
+	if (n <= 0 || (size_t)n >= sizeof(line))
+		return;
+	if (g->relay)
+		pthread_mutex_lock(&g->loglk);
+	bool ok = write(g->logfd, line, (size_t)n) == n;
+	if (ok && g->relay) {
+		ssize_t got;
+		do
+			got = read(g->logfd, &r, 1);
+		while (got < 0 && errno == EINTR);
+		ok = got == 1;
+	}
+	if (g->relay)
+		pthread_mutex_unlock(&g->loglk);
+	if (!ok) {
 		perror("ackgen: log");
+		_exit(4);
+	}
 }
 
 /* One SG_IO command; 0 GOOD, 1 MISCOMPARE, -1 anything else (described in what). */
@@ -162,12 +195,12 @@ static int until_answered(struct worker *w, uint64_t id, issue_fn fn, void *arg,
 {
 	for (unsigned attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 		char what[96] = "ok";
-		logrec(w->g->logfd, "S %s %" PRIu64 " %" PRIu64 "\n", w->tag, id, now_ns());
+		logrec(w->g, "S %s %" PRIu64 " %" PRIu64 " %s\n", w->tag, id, now_ns(), fmt_tail);
 		int rc = fn(w, arg, what, sizeof(what));
 		uint64_t t = now_ns();
 		if (rc == 1)
 			snprintf(what, sizeof(what), "mc");
-		logrec(w->g->logfd, "A %s %" PRIu64 " %" PRIu64 " %s %s\n", w->tag, id, t, what, fmt_tail);
+		logrec(w->g, "A %s %" PRIu64 " %" PRIu64 " %s %s\n", w->tag, id, t, what, fmt_tail);
 		if (rc >= 0)
 			return rc;
 		if (fmt_tail[0] == 'c')
@@ -384,7 +417,9 @@ static int usage(void)
 		"              [--src SG --srclun L --src-lba LBA (a source range of N blocks)]\n"
 		"         KIND: write (sd, O_DIRECT) | fill (sd, once over the range) | zero (once) |\n"
 		"               unmap | wsz | xcopy | caw (SG_IO)\n"
-		"       ackgen verify [--kills FILE --gens G1,G2,...] --lun L=/dev/sdX... LOG...\n");
+		"       ackgen verify [--kills FILE | --cuts N] [--gens G1,G2,...] --lun L=/dev/sdX... LOG...\n"
+		"       ackgen relay SOCKET FILE\n"
+		"         (--log: a file, or a virtio-serial port to an ackgen relay on the host)\n");
 	return 2;
 }
 
@@ -418,7 +453,10 @@ static int gen_main(int argc, char **argv)
 		return usage();
 	g.stop = g.stop ? g.stop : "/nonexistent";
 	g.deadline = now_ns() + seconds * 1000000000ull;
-	g.logfd = open(g.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	g.logfd = open(g.log, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	struct stat st;
+	g.relay = g.logfd >= 0 && fstat(g.logfd, &st) == 0 && S_ISCHR(st.st_mode);
+	pthread_mutex_init(&g.loglk, NULL);
 	g.fd = open(g.dev, O_RDWR | O_CLOEXEC | (sd ? O_DIRECT : 0));
 	g.srcfd = g.src ? open(g.src, O_RDWR | O_CLOEXEC) : -1;
 	if (g.logfd < 0 || g.fd < 0 || (g.src && g.srcfd < 0)) {
@@ -473,7 +511,27 @@ static int gen_main(int argc, char **argv)
 enum { X_NONE, X_ZERO, X_PAT, X_COUNTER };
 struct exp {
 	uint8_t kind;
+	uint32_t alt;        /* other contents the sector may hold (o->alts[alt]); 0: none */
 	uint64_t h, id, lba; /* X_PAT: the pattern (h, id, lba) */
+};
+/*
+ * What a command that was in flight at a power cut (an S without an A) may
+ * have left: per sector the old content or the command's. A sector's
+ * alternatives are a set shared by the sectors of one command: a pattern is
+ * kept relative to the sector (delta = pattern LBA - sector LBA, constant over
+ * a write or a copy), so one set serves a whole range. Sets are never changed
+ * once made (copy on add): a copy of a sector's expectation may share it.
+ */
+#define MAX_ALTS 6
+struct alt {
+	uint8_t kind;
+	uint64_t h, id;
+	int64_t delta;
+};
+struct altset {
+	unsigned n;
+	bool over; /* more alternatives than MAX_ALTS: the sector is not checked */
+	struct alt v[MAX_ALTS];
 };
 struct lun {
 	char name[16];
@@ -488,7 +546,12 @@ struct counter {
 struct span { /* one command of one tag: submitted at s, answered at a (0: never) */
 	char tag[64];
 	char op;
-	uint64_t s, a;
+	uint64_t s, a, id;
+	/* from the S record (a power-cut log): what the command does */
+	bool what;
+	char lun[16], srclun[16];
+	uint64_t lba, n, srclba;
+	bool inflight; /* no answer before the next command of its tag or the end of its log */
 };
 
 #define MAX_LUNS 8
@@ -504,6 +567,9 @@ struct oracle {
 	unsigned long acked, failed;
 	uint64_t kill[256]; /* the kill instants (K lines of --kills) */
 	unsigned nkill;
+	struct altset *alts; /* [0] unused */
+	size_t nalts, capalts;
+	unsigned long inflight, unchecked, altheld;
 };
 
 /* Whether a kill fell between a command's submission s and its answer a. */
@@ -548,8 +614,132 @@ static struct counter *ctr_get(struct oracle *o, const char *lun, uint64_t lba)
 	return c;
 }
 
+static struct alt alt_of(const struct exp *e, uint64_t lba)
+{
+	if (e->kind == X_PAT)
+		return (struct alt){X_PAT, e->h, e->id, (int64_t)(e->lba - lba)};
+	return (struct alt){.kind = e->kind};
+}
+
+static bool alt_has(const struct altset *a, const struct alt *v)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		if (a->v[i].kind == v->kind && a->v[i].h == v->h && a->v[i].id == v->id &&
+		    a->v[i].delta == v->delta)
+			return true;
+	return false;
+}
+
+static void alt_add(struct altset *a, struct alt v)
+{
+	if (v.kind != X_ZERO && v.kind != X_PAT)
+		return; /* nothing known to check (X_NONE) or not data (X_COUNTER) */
+	if (alt_has(a, &v))
+		return;
+	if (a->n == MAX_ALTS)
+		a->over = true;
+	else
+		a->v[a->n++] = v;
+}
+
+/*
+ * A new set: the alternatives of `keep` (a set of this sector; 0 none), those
+ * of `from` (a source sector's set, 0 none) shifted by `shift` (source LBA -
+ * this LBA) and `extra` (kind X_NONE: nothing). Returns its index, 0 if it
+ * would be empty, -1 without memory. `cache` remembers the last call of one
+ * command: its sectors mostly share the same inputs and so the same set.
+ */
+struct alt_cache {
+	bool valid;
+	uint32_t keep, from, out;
+	struct alt extra;
+};
+
+static int64_t alt_make(struct oracle *o, uint32_t keep, uint32_t from, int64_t shift, struct alt extra,
+			struct alt_cache *cache)
+{
+	if (cache->valid && cache->keep == keep && cache->from == from && cache->extra.kind == extra.kind &&
+	    cache->extra.h == extra.h && cache->extra.id == extra.id && cache->extra.delta == extra.delta)
+		return cache->out;
+	struct altset a = {0};
+	if (keep)
+		a = o->alts[keep];
+	if (from) {
+		const struct altset *f = &o->alts[from];
+		for (unsigned i = 0; i < f->n; i++) {
+			struct alt v = f->v[i];
+			v.delta += v.kind == X_PAT ? shift : 0;
+			alt_add(&a, v);
+		}
+		a.over |= f->over;
+	}
+	alt_add(&a, extra);
+	uint32_t idx = 0;
+	if (a.n || a.over) {
+		if (o->nalts == o->capalts) {
+			size_t n = o->capalts ? 2 * o->capalts : 1024;
+			struct altset *p = realloc(o->alts, n * sizeof(*p));
+			if (!p)
+				return -1;
+			o->alts = p;
+			o->capalts = n;
+			if (!o->nalts)
+				o->nalts = 1; /* index 0 means none */
+		}
+		idx = (uint32_t)o->nalts;
+		o->alts[o->nalts++] = a;
+	}
+	*cache = (struct alt_cache){true, keep, from, idx, extra};
+	return idx;
+}
+
+/* The effect of a command with no answer in the logs (in flight at a power
+ * cut): each sector it names may hold its old content or the command's; a
+ * COMPARE AND WRITE has an unknown outcome. */
+static int in_flight(struct oracle *o, struct span *sp)
+{
+	sp->inflight = true;
+	if (!sp->what || sp->op == 'r')
+		return 0;
+	o->inflight++;
+	struct lun *l = lun_get(o, sp->lun, sp->lba + sp->n);
+	if (!l)
+		return -1;
+	if (sp->op == 'c') {
+		struct counter *c = ctr_get(o, sp->lun, sp->lba);
+		if (!c)
+			return -1;
+		c->unknown++;
+		l->e[sp->lba].kind = X_COUNTER;
+		return 0;
+	}
+	struct lun *src = NULL;
+	if (sp->op == 'x' && (!(src = lun_get(o, sp->srclun, sp->srclba + sp->n)) ||
+			      !(l = lun_get(o, sp->lun, sp->lba + sp->n))))
+		return -1;
+	struct alt_cache cache = {0};
+	uint64_t h = tag_hash(sp->tag);
+	for (uint64_t i = 0; i < sp->n; i++) {
+		struct exp *e = &l->e[sp->lba + i];
+		int64_t a;
+		if (sp->op == 'x') {
+			const struct exp *se = &src->e[sp->srclba + i];
+			a = alt_make(o, e->alt, se->alt, (int64_t)sp->srclba - (int64_t)sp->lba,
+				     alt_of(se, sp->lba + i), &cache);
+		} else {
+			struct alt v = sp->op == 'w' ? (struct alt){X_PAT, h, sp->id, 0} : (struct alt){.kind = X_ZERO};
+			a = alt_make(o, e->alt, 0, 0, v, &cache);
+		}
+		if (a < 0)
+			return -1;
+		e->alt = (uint32_t)a;
+	}
+	return 0;
+}
+
 static int replay(struct oracle *o, const char *path)
 {
+	size_t first = o->nsp; /* this log's commands (a tag logs to one file) */
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		perror(path);
@@ -561,7 +751,17 @@ static int replay(struct oracle *o, const char *path)
 		ln++;
 		char tag[64], st[96], op, lun[16], srclun[16];
 		uint64_t id, t, lba, n, srclba;
-		if (sscanf(line, "S %63s %" SCNu64 " %" SCNu64, tag, &id, &t) == 3) {
+		int k = sscanf(line, "S %63s %" SCNu64 " %" SCNu64 " %c %15s %" SCNu64 " %" SCNu64 " %15s %" SCNu64,
+			       tag, &id, &t, &op, lun, &lba, &n, srclun, &srclba);
+		if (k == 3 || k == 9) {
+			for (size_t i = o->nsp; i-- > first;) /* the tag's previous command */
+				if (!strcmp(o->sp[i].tag, tag)) {
+					if (!o->sp[i].a && !o->sp[i].inflight && in_flight(o, &o->sp[i]) < 0) {
+						fclose(f);
+						return -1;
+					}
+					break;
+				}
 			if (o->nsp == o->capsp) {
 				o->capsp = o->capsp ? 2 * o->capsp : 4096;
 				o->sp = realloc(o->sp, o->capsp * sizeof(*o->sp));
@@ -572,7 +772,17 @@ static int replay(struct oracle *o, const char *path)
 			snprintf(s->tag, sizeof(s->tag), "%s", tag);
 			s->s = t;
 			s->a = 0;
-			s->op = '?';
+			s->id = id;
+			s->inflight = false;
+			s->what = k == 9;
+			s->op = s->what ? op : '?';
+			if (s->what) {
+				snprintf(s->lun, sizeof(s->lun), "%s", lun);
+				snprintf(s->srclun, sizeof(s->srclun), "%s", srclun);
+				s->lba = lba;
+				s->n = n;
+				s->srclba = srclba;
+			}
 			continue;
 		}
 		if (sscanf(line, "A %63s %" SCNu64 " %" SCNu64 " %95s %c %15s %" SCNu64 " %" SCNu64
@@ -624,13 +834,25 @@ static int replay(struct oracle *o, const char *path)
 				return -1;
 			l = lun_get(o, lun, lba + n); /* (s may have moved l's table when they are one) */
 			memmove(&l->e[lba], &s->e[srclba], n * sizeof(struct exp));
+			struct alt_cache cache = {0};
+			for (uint64_t i = 0; i < n; i++) /* the copied alternatives: relative to the new LBA */
+				if (l->e[lba + i].alt) {
+					int64_t a = alt_make(o, 0, l->e[lba + i].alt, (int64_t)srclba - (int64_t)lba,
+							     (struct alt){.kind = X_NONE}, &cache);
+					if (a < 0)
+						return -1;
+					l->e[lba + i].alt = (uint32_t)a;
+				}
 			continue;
 		}
 		for (uint64_t i = 0; i < n; i++)
-			l->e[lba + i] = op == 'w' ? (struct exp){X_PAT, h, id, lba + i}
+			l->e[lba + i] = op == 'w' ? (struct exp){X_PAT, 0, h, id, lba + i}
 						  : (struct exp){.kind = X_ZERO};
 	}
 	fclose(f);
+	for (size_t i = first; i < o->nsp; i++) /* unanswered at the end of the log */
+		if (!o->sp[i].a && !o->sp[i].inflight && in_flight(o, &o->sp[i]) < 0)
+			return -1;
 	return 0;
 }
 
@@ -701,7 +923,24 @@ static int check_lun(struct oracle *o, struct lun *l, unsigned long *checked)
 				memset(want, 0, BS);
 			else
 				pattern(want, e->h, e->id, e->lba);
-			if (memcmp(got, want, BS)) {
+			bool match = !memcmp(got, want, BS);
+			if (!match && e->alt) { /* a command in flight at a cut may have left its content */
+				const struct altset *a = &o->alts[e->alt];
+				if (a->over) {
+					o->unchecked++;
+					(*checked)--;
+					continue;
+				}
+				for (unsigned k = 0; k < a->n && !match; k++) {
+					if (a->v[k].kind == X_ZERO)
+						memset(want, 0, BS);
+					else
+						pattern(want, a->v[k].h, a->v[k].id, (uint64_t)((int64_t)(base + i) + a->v[k].delta));
+					match = !memcmp(got, want, BS);
+				}
+				o->altheld += match;
+			}
+			if (!match) {
 				char d[128];
 				describe(got, d, sizeof(d));
 				if (bad++ < 20)
@@ -717,55 +956,85 @@ static int check_lun(struct oracle *o, struct lun *l, unsigned long *checked)
 	return bad;
 }
 
-/* Per kill: which generators (tags up to '/') had a command submitted before it and not
- * answered by then. A cycle counts when every generator did. */
-static int report_kills(struct oracle *o, const char *kills, const char *list, unsigned *counted,
-			unsigned *cycles)
+/* Whether span s was open at event `at`: for a kill (K instant), submitted before
+ * it and not answered by then; for a power cut (run number), a command of that
+ * run left without an answer. */
+static bool open_at_kill(const struct span *s, uint64_t tk)
 {
-	FILE *f = fopen(kills, "r");
-	if (!f) {
-		perror(kills);
-		return -1;
+	return s->s < tk && (s->a == 0 || s->a > tk);
+}
+
+static bool open_at_cut(const struct span *s, uint64_t run)
+{
+	return s->inflight && s->id >> 32 == run;
+}
+
+/* One line per event: which generators (tags up to '/') had a command open at it
+ * (and of which ops). The event counts when every generator did. */
+static void report_event(const struct oracle *o, char gens[][64], unsigned ng, const char *what,
+			 unsigned c, bool (*open)(const struct span *, uint64_t), uint64_t at,
+			 unsigned *counted, unsigned *events)
+{
+	char idle[512] = "", busy[1024] = "";
+	unsigned nidle = 0;
+	for (unsigned j = 0; j < ng; j++) {
+		size_t gl = strlen(gens[j]);
+		char ops[16] = "";
+		for (size_t i = 0; i < o->nsp; i++) {
+			const struct span *s = &o->sp[i];
+			if (strncmp(s->tag, gens[j], gl) || (s->tag[gl] && s->tag[gl] != '/'))
+				continue;
+			if (open(s, at) && strlen(ops) < sizeof(ops) - 1 && !strchr(ops, s->op))
+				ops[strlen(ops)] = s->op;
+		}
+		if (!ops[0]) {
+			nidle++;
+			strncat(idle, " ", sizeof(idle) - strlen(idle) - 1);
+			strncat(idle, gens[j], sizeof(idle) - strlen(idle) - 1);
+		} else {
+			char b[96];
+			snprintf(b, sizeof(b), " %s:%s", gens[j], ops);
+			strncat(busy, b, sizeof(busy) - strlen(busy) - 1);
+		}
 	}
-	char line[256], gens[32][64];
+	(*events)++;
+	*counted += nidle == 0;
+	printf("%s %u: %s; unanswered at the %s:%s%s%s\n", what, c, nidle ? "does not count" : "counts",
+	       what, busy, nidle ? "; idle:" : "", idle);
+}
+
+static unsigned parse_gens(const char *list, char gens[32][64])
+{
 	unsigned ng = 0;
 	for (const char *p = list; *p && ng < 32;) {
 		size_t n = strcspn(p, ",");
 		snprintf(gens[ng++], 64, "%.*s", (int)n, p);
 		p += n + (p[n] == ',');
 	}
+	return ng;
+}
+
+/* Per kill (K lines of the kills file) and per power cut (runs 1..cuts). */
+static int report_events(struct oracle *o, const char *kills, unsigned cuts, const char *list,
+			 unsigned *counted, unsigned *events)
+{
+	char gens[32][64];
+	unsigned ng = parse_gens(list, gens);
+	for (unsigned r = 1; r <= cuts; r++)
+		report_event(o, gens, ng, "cut", r, open_at_cut, r, counted, events);
+	if (!kills)
+		return 0;
+	FILE *f = fopen(kills, "r");
+	if (!f) {
+		perror(kills);
+		return -1;
+	}
+	char line[256];
 	while (fgets(line, sizeof(line), f)) {
 		unsigned c;
 		uint64_t tk;
-		if (sscanf(line, "K %u %" SCNu64, &c, &tk) != 2)
-			continue;
-		char idle[512] = "", busy[1024] = "";
-		unsigned nidle = 0;
-		for (unsigned j = 0; j < ng; j++) {
-			size_t gl = strlen(gens[j]);
-			char ops[16] = "";
-			for (size_t i = 0; i < o->nsp; i++) {
-				const struct span *s = &o->sp[i];
-				if (strncmp(s->tag, gens[j], gl) || (s->tag[gl] && s->tag[gl] != '/'))
-					continue;
-				if (s->s < tk && (s->a == 0 || s->a > tk) && strlen(ops) < sizeof(ops) - 1 &&
-				    !strchr(ops, s->op))
-					ops[strlen(ops)] = s->op;
-			}
-			if (!ops[0]) {
-				nidle++;
-				strncat(idle, " ", sizeof(idle) - strlen(idle) - 1);
-				strncat(idle, gens[j], sizeof(idle) - strlen(idle) - 1);
-			} else {
-				char b[96];
-				snprintf(b, sizeof(b), " %s:%s", gens[j], ops);
-				strncat(busy, b, sizeof(busy) - strlen(busy) - 1);
-			}
-		}
-		(*cycles)++;
-		*counted += nidle == 0;
-		printf("kill %u: %s; unanswered at the kill:%s%s%s\n", c, nidle ? "does not count" : "counts",
-		       busy, nidle ? "; idle:" : "", idle);
+		if (sscanf(line, "K %u %" SCNu64, &c, &tk) == 2)
+			report_event(o, gens, ng, "kill", c, open_at_kill, tk, counted, events);
 	}
 	fclose(f);
 	return 0;
@@ -775,10 +1044,13 @@ static int verify_main(int argc, char **argv)
 {
 	struct oracle o = {0};
 	const char *kills = NULL, *gens = "";
+	unsigned cuts = 0; /* power cuts: runs 1..cuts each ended by one */
 	int i = 0;
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "--kills") && i + 1 < argc) {
 			kills = argv[++i];
+		} else if (!strcmp(argv[i], "--cuts") && i + 1 < argc) {
+			cuts = (unsigned)strtoul(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--gens") && i + 1 < argc) {
 			gens = argv[++i];
 		} else if (!strcmp(argv[i], "--lun") && i + 1 < argc && o.nluns < MAX_LUNS) {
@@ -810,7 +1082,7 @@ static int verify_main(int argc, char **argv)
 		if (replay(&o, argv[i]) < 0)
 			return 2;
 	unsigned counted = 0, cycles = 0;
-	if (kills && report_kills(&o, kills, gens, &counted, &cycles) < 0)
+	if ((kills || cuts) && report_events(&o, kills, cuts, gens, &counted, &cycles) < 0)
 		return 2;
 	unsigned long checked = 0;
 	int bad = 0;
@@ -820,12 +1092,17 @@ static int verify_main(int argc, char **argv)
 			return 2;
 		bad += b;
 	}
+	if (cuts)
+		printf("%lu commands in flight at the cuts (their sectors may hold old or new content: "
+		       "%lu sectors hold the new), %lu sectors not checked (too many alternatives)\n",
+		       o.inflight, o.altheld, o.unchecked);
 	printf("%lu data commands acknowledged (%lu attempts failed and were re-issued), %lu sectors "
-	       "checked, %d wrong; %u of %u kills count\n",
-	       o.acked, o.failed, checked, bad, counted, cycles);
+	       "checked, %d wrong; %u of %u %s count\n",
+	       o.acked, o.failed, checked, bad, counted, cycles, cuts ? "cuts" : "kills");
 	for (unsigned j = 0; j < o.nluns; j++)
 		free(o.luns[j].e);
 	free(o.sp);
+	free(o.alts);
 	return bad ? 1 : 0;
 }
 
@@ -912,5 +1189,7 @@ int main(int argc, char **argv)
 		return gen_main(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "verify"))
 		return verify_main(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "relay"))
+		return relay_main(argc - 2, argv + 2);
 	return usage();
 }

@@ -80,12 +80,11 @@ luns_back() {
 		echo "vol$i /dev/$sg /dev/$sd"
 	done
 }
-ids() { # what must be the same after every cut: backstore, its unit serial, its LUNs
+ids() { # what must be the same after every cut: the backstores, their LUN links
 	local d
 	for d in $C/core/user_*/vol0 $C/core/user_*/vol1; do
 		[ -d "$d" ] || continue
-		echo "${d##*/} enabled=$(cat "$d/enable") serial=$(cat "$d/wwn/vpd_unit_serial" | sed 's/.*: //')" \
-			"config=$(grep -o 'vaai/[^ ]*' "$d/info" | head -1)"
+		echo "${d##*/} enabled=$(cat "$d/enable") config=$(grep -o 'vaai/[^ ]*' "$d/info" | head -1)"
 	done
 	for d in $C/loopback/*/tpgt_1/lun/lun_*/* $C/iscsi/*/tpgt_1/lun/lun_*/*; do
 		[ -L "$d" ] || continue
@@ -102,7 +101,7 @@ if [ "$PHASE" = first ]; then
 	grep -q '"plugin": "user"' /etc/rtslib-fb-target/saveconfig.json || die "saveconfig.json has no user backstore"
 	ids >"$P/ids"
 	sync
-	log "boot 1: LUNs made and saved: $(grep -c serial "$P/ids") backstores, $(grep -c lun_ "$P/ids") LUN links"
+	log "boot 1: LUNs made and saved: $(grep -c config= "$P/ids") backstores, $(grep -c lun_ "$P/ids") LUN links"
 else
 	[ "$(systemctl is-active vaaid.service)" = active ] || die "vaaid.service is not active after the cut: $(journalctl -b -u vaaid.service --no-pager | tail -5)"
 	[ "$(systemctl is-active rtslib-fb-targetctl.service)" = active ] ||
@@ -113,8 +112,16 @@ else
 	replay=$(journalctl -b -u vaaid.service --no-pager | grep -o "journal replayed.*" | head -1)
 	[ -n "$replay" ] || die "vaaid did not log 'journal replayed' in this boot"
 fi
-read -r _ sgA sdA <<<"${L[0]}"
-read -r _ sgB sdB <<<"${L[1]}"
+read -r _ sgA sdA _ <<<"${L[0]}"
+read -r _ sgB sdB _ <<<"${L[1]}"
+# ... and what the initiators see: vaaid's unit serial and NAA designator (VPD 80h, 83h)
+vpd() { local d; for d in "$sgA" "$sgB"; do sg_vpd -p sn "$d"; sg_vpd -p di "$d"; done 2>&1; }
+if [ "$PHASE" = first ]; then
+	vpd >"$P/vpd"
+	grep -q "NAA" "$P/vpd" || die "no NAA designator in VPD 83h: $(cat "$P/vpd")"
+else
+	diff <(cat "$P/vpd") <(vpd) >&2 || die "the LUNs' identity (VPD 80h/83h) changed across the cut"
+fi
 
 if [ "$PHASE" != first ]; then
 	cuts=$((BOOT - 1))

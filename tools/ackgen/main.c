@@ -1,11 +1,15 @@
 /*
  * ackgen: load generators that log what was acknowledged, and the oracle that
- * checks a LUN against those logs (tests/vm/wip_kill9.sh; docs/durability.md).
+ * checks a LUN against those logs (tests/vm/wip_kill9.sh, tests/host/power_cut.sh;
+ * docs/durability.md). `ackgen relay` (relay.c) is the host's end of a log that
+ * must survive the whole guest.
  *
  * How it works. Every generator issues one command at a time per log tag and
  * appends two records to its log (O_APPEND, one write(2) per record, so the
- * log survives the generator's own death and that of the daemon):
- *   S TAG ID T                                  just before the submitting system call
+ * log survives the generator's own death and that of the daemon; or, when the
+ * log is a virtio-serial port, one write(2) and the host relay's receipt, so it
+ * survives the guest's):
+ *   S TAG ID T OP LUN LBA N SRCLUN SRCLBA          just before the submitting system call
  *   A TAG ID T STATUS OP LUN LBA N SRCLUN SRCLBA   just after it returned
  * T is CLOCK_MONOTONIC in ns; STATUS is ok, mc (MISCOMPARE) or err:<what the
  * kernel said>; OP is w (pattern write), z (zeroing: UNMAP / WRITE SAME),
@@ -25,6 +29,11 @@
  * must satisfy acknowledged CAWs <= value <= acknowledged + CAWs that failed
  * (outcome unknown). With the kill times (K lines of --kills) it also says,
  * per kill, which generators had a command submitted and not answered then.
+ * A command with an S and no A (the log ends, or the tag's next record is a new
+ * S: a power cut took generator and answer alike) was in flight: each of its
+ * sectors may hold its old content or the command's, and a CAW's outcome is
+ * unknown (the counter's upper bound); with --cuts N it says, per power cut
+ * (run R = 1..N: the high 32 bits of a command id), which generators had one.
  * 512-byte logical blocks are assumed (setup-luns.sh's default).
  */
 #include <errno.h>
@@ -41,6 +50,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -423,6 +433,22 @@ static int usage(void)
 	return 2;
 }
 
+/* Whether fd is a virtio-serial port (its char device's sysfs class is virtio-ports). */
+static bool is_virtio_port(int fd)
+{
+	struct stat st;
+	char path[96], link[256];
+	if (fd < 0 || fstat(fd, &st) || !S_ISCHR(st.st_mode))
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/subsystem", major(st.st_rdev), minor(st.st_rdev));
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = 0;
+	const char *base = strrchr(link, '/');
+	return base && !strcmp(base + 1, "virtio-ports");
+}
+
 static int gen_main(int argc, char **argv)
 {
 	struct gen g = {.kind = argv[0], .threads = 1, .seed = 1, .lun = "A", .srclun = "-"};
@@ -454,8 +480,7 @@ static int gen_main(int argc, char **argv)
 	g.stop = g.stop ? g.stop : "/nonexistent";
 	g.deadline = now_ns() + seconds * 1000000000ull;
 	g.logfd = open(g.log, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	struct stat st;
-	g.relay = g.logfd >= 0 && fstat(g.logfd, &st) == 0 && S_ISCHR(st.st_mode);
+	g.relay = is_virtio_port(g.logfd);
 	pthread_mutex_init(&g.loglk, NULL);
 	g.fd = open(g.dev, O_RDWR | O_CLOEXEC | (sd ? O_DIRECT : 0));
 	g.srcfd = g.src ? open(g.src, O_RDWR | O_CLOEXEC) : -1;

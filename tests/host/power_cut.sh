@@ -102,7 +102,7 @@ for boot in $(seq 1 $((CYCLES + 1))); do
 	ser=()
 	for n in "${NAMES[@]}"; do ser+=(--serial-socket "ackgen.$n=$DIR/sock.$n"); done
 	t0=$SECONDS
-	"${LOCK[@]}" scripts/vm/run --port 0 --timeout 900 --pidfile "$DIR/qemu.pid" "${ser[@]}" \
+	"${LOCK[@]}" scripts/vm/run --port 0 --timeout 480 --pidfile "$DIR/qemu.pid" "${ser[@]}" \
 		-- tests/vm/power-cut.sh "$phase" "$boot" &
 	RUNPID=$!
 	if [ "$phase" = final ]; then

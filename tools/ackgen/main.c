@@ -108,7 +108,8 @@ struct gen {
 	int logfd, fd, srcfd;
 	uint64_t deadline;
 	bool relay;            /* the log is a virtio-serial port to `ackgen relay` on the host */
-	pthread_mutex_t loglk; /* relay: one record and its receipt at a time */
+	pthread_mutex_t loglk; /* relay: one writer of records and reader of receipts at a time */
+	size_t unreceipted;    /* relay: records written whose receipt was not read yet */
 };
 
 struct worker {
@@ -118,21 +119,42 @@ struct worker {
 	int rc;
 };
 
-/*
- * One record, one write(2). To a relay port (a character device: the
- * virtio-serial port of `ackgen relay`), the call returns only once the relay
- * on the host has written the record to its file and sent back one receipt
- * byte: a virtio_console write returns when the buffer is queued for the host,
- * not when the host took it (port_fops_write, drivers/char/virtio_console.c:
- * "nonblock = true" before __send_to_port), so the receipt is what makes
- * "S on the host before the submit" hold whatever qemu does with the buffer.
- * A failure to log or to get the receipt ends the generator (exit 4): a command
- * must never be submitted unrecorded.
- */
-static void logrec(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logrec(struct gen *g, const char *fmt, ...)
+/* Relay port: read the receipts of every record written so far (loglk held). */
+static int log_drain(struct gen *g)
 {
-	char line[512], r;
+	char r[64];
+	while (g->unreceipted) {
+		ssize_t got = read(g->logfd, r, g->unreceipted < sizeof(r) ? g->unreceipted : sizeof(r));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		g->unreceipted -= (size_t)got;
+	}
+	return 0;
+}
+
+/*
+ * One record, one write(2). To a relay port (the virtio-serial port of an
+ * `ackgen relay` on the host) the relay sends back one receipt byte per record,
+ * after it wrote the record to its file: a virtio_console write returns when
+ * the buffer is queued for the host, not when the host took it
+ * (port_fops_write, drivers/char/virtio_console.c: "nonblock = true" before
+ * __send_to_port), so the receipt is what makes "S on the host before the
+ * submit" hold whatever qemu does with the buffer. With wait (an S record)
+ * the call returns once every record written so far on this port has its
+ * receipt; without (an A record) it does not wait: the port is one ordered
+ * stream, so the next S's receipt also says its A is on the host. (Waiting for
+ * the A too would leave the generator, as the host sees it, idle between its
+ * commands for a whole round trip; a command whose A is lost with the guest
+ * is merely counted as in flight, never wrongly as acknowledged.) A failure
+ * to log or to get a receipt ends the generator (exit 4): a command must never
+ * be submitted unrecorded.
+ */
+static void logrec(struct gen *g, bool wait, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logrec(struct gen *g, bool wait, const char *fmt, ...)
+{
+	char line[512];
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(line, sizeof(line), fmt, ap);
@@ -143,11 +165,8 @@ static void logrec(struct gen *g, const char *fmt, ...)
 		pthread_mutex_lock(&g->loglk);
 	bool ok = write(g->logfd, line, (size_t)n) == n;
 	if (ok && g->relay) {
-		ssize_t got;
-		do
-			got = read(g->logfd, &r, 1);
-		while (got < 0 && errno == EINTR);
-		ok = got == 1;
+		g->unreceipted++;
+		ok = !wait || log_drain(g) == 0;
 	}
 	if (g->relay)
 		pthread_mutex_unlock(&g->loglk);
@@ -205,12 +224,12 @@ static int until_answered(struct worker *w, uint64_t id, issue_fn fn, void *arg,
 {
 	for (unsigned attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 		char what[96] = "ok";
-		logrec(w->g, "S %s %" PRIu64 " %" PRIu64 " %s\n", w->tag, id, now_ns(), fmt_tail);
+		logrec(w->g, true, "S %s %" PRIu64 " %" PRIu64 " %s\n", w->tag, id, now_ns(), fmt_tail);
 		int rc = fn(w, arg, what, sizeof(what));
 		uint64_t t = now_ns();
 		if (rc == 1)
 			snprintf(what, sizeof(what), "mc");
-		logrec(w->g, "A %s %" PRIu64 " %" PRIu64 " %s %s\n", w->tag, id, t, what, fmt_tail);
+		logrec(w->g, false, "A %s %" PRIu64 " %" PRIu64 " %s %s\n", w->tag, id, t, what, fmt_tail);
 		if (rc >= 0)
 			return rc;
 		if (fmt_tail[0] == 'c')
@@ -433,6 +452,16 @@ static int usage(void)
 	return 2;
 }
 
+/* The end of a generator: the receipts of its last records (relay), then rc. */
+static int log_finish(struct gen *g, int rc)
+{
+	if (g->relay && log_drain(g)) {
+		perror("ackgen: log");
+		return 4;
+	}
+	return rc;
+}
+
 /* Whether fd is a virtio-serial port (its char device's sysfs class is virtio-ports). */
 static bool is_virtio_port(int fd)
 {
@@ -507,9 +536,9 @@ static int gen_main(int argc, char **argv)
 					     .ws = true, .unmap_bit = true};
 			snprintf(tail, sizeof(tail), "z %s %" PRIu64 " %" PRIu64 " - 0", g.lun, a.lba, a.n);
 			if (until_answered(&w[0], w[0].next++, issue_zero, &a, tail) < 0)
-				return 3;
+				return log_finish(&g, 3);
 		}
-		return w[0].rc;
+		return log_finish(&g, w[0].rc);
 	}
 	if (!strcmp(g.kind, "fill")) { /* the whole range once, 256 KiB at a time */
 		uint8_t *buf;
@@ -518,7 +547,7 @@ static int gen_main(int argc, char **argv)
 		for (uint64_t o = 0; o < g.blocks && w[0].rc == 0; o += MAX_IO)
 			do_write(&w[0], buf, g.lba + o, g.blocks - o < MAX_IO ? g.blocks - o : MAX_IO, true);
 		free(buf);
-		return w[0].rc;
+		return log_finish(&g, w[0].rc);
 	}
 	for (unsigned i = 0; i < g.threads; i++)
 		if (pthread_create(&th[i], NULL, run_worker, &w[i]))
@@ -528,7 +557,7 @@ static int gen_main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 		rc = rc ? rc : w[i].rc;
 	}
-	return rc;
+	return log_finish(&g, rc);
 }
 
 /* ---- the oracle ---- */

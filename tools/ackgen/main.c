@@ -242,14 +242,33 @@ static int until_answered(struct worker *w, uint64_t id, issue_fn fn, void *arg,
 	return -2;
 }
 
+static void fill(struct worker *w, uint8_t *buf, uint64_t id, uint64_t lba, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		pattern(buf + i * BS, w->h, id, lba + i);
+}
+
+/* A pattern write. Its bytes are made after its S record is logged (first
+ * attempt): the window in which the generator has answered one command and not
+ * yet logged the next stays a few instructions long (what a cut that counts
+ * needs: every generator with a command in flight). */
 struct wr_arg {
 	uint8_t *buf;
-	uint64_t lba, n;
+	uint64_t lba, n, id;
+	bool filled;
 };
+
+static void wr_fill(struct worker *w, struct wr_arg *a)
+{
+	if (!a->filled)
+		fill(w, a->buf, a->id, a->lba, a->n);
+	a->filled = true;
+}
 
 static int issue_pwrite(struct worker *w, void *arg, char *what, size_t wlen)
 {
 	struct wr_arg *a = arg;
+	wr_fill(w, a);
 	ssize_t r = pwrite(w->g->fd, a->buf, a->n * BS, (off_t)(a->lba * BS));
 	if (r == (ssize_t)(a->n * BS))
 		return 0;
@@ -261,21 +280,15 @@ static int issue_write16(struct worker *w, void *arg, char *what, size_t wlen)
 {
 	struct wr_arg *a = arg;
 	uint8_t cdb[16];
+	wr_fill(w, a);
 	sb_rw16_cdb(cdb, 0x8A, a->lba, (uint32_t)a->n); /* WRITE(16), SBC-4 5.42 */
 	return sgio(w->g->fd, cdb, 16, SG_DXFER_TO_DEV, a->buf, (unsigned)(a->n * BS), what, wlen);
-}
-
-static void fill(struct worker *w, uint8_t *buf, uint64_t id, uint64_t lba, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		pattern(buf + i * BS, w->h, id, lba + i);
 }
 
 static int do_write(struct worker *w, uint8_t *buf, uint64_t lba, uint64_t n, bool sd)
 {
 	uint64_t id = w->next++;
-	fill(w, buf, id, lba, n);
-	struct wr_arg a = {.buf = buf, .lba = lba, .n = n};
+	struct wr_arg a = {.buf = buf, .lba = lba, .n = n, .id = id};
 	char tail[128];
 	snprintf(tail, sizeof(tail), "w %s %" PRIu64 " %" PRIu64 " - 0", w->g->lun, lba, n);
 	return until_answered(w, id, sd ? issue_pwrite : issue_write16, &a, tail) < 0 ? -1 : 0;
@@ -448,6 +461,7 @@ static int usage(void)
 		"               unmap | wsz | xcopy | caw (SG_IO)\n"
 		"       ackgen verify [--kills FILE | --cuts N] [--gens G1,G2,...] --lun L=/dev/sdX... LOG...\n"
 		"       ackgen relay SOCKET FILE\n"
+		"       ackgen busy --run R --gens G1,G2,... LOG...\n"
 		"         (--log: a file, or a virtio-serial port to an ackgen relay on the host)\n");
 	return 2;
 }
@@ -1057,7 +1071,7 @@ static void report_event(const struct oracle *o, char gens[][64], unsigned ng, c
 	       what, busy, nidle ? "; idle:" : "", idle);
 }
 
-static unsigned parse_gens(const char *list, char gens[32][64])
+unsigned parse_gens(const char *list, char gens[32][64])
 {
 	unsigned ng = 0;
 	for (const char *p = list; *p && ng < 32;) {
@@ -1245,5 +1259,7 @@ int main(int argc, char **argv)
 		return verify_main(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "relay"))
 		return relay_main(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "busy"))
+		return busy_main(argc - 2, argv + 2);
 	return usage();
 }

@@ -7,7 +7,8 @@
 #     cut) lets each of its sectors hold the old content or the command's, and
 #     nothing else; an acknowledged one must be exact; a CAW in flight raises
 #     the counter's upper bound by one; a cut counts when every generator had a
-#     command in flight.
+#     command in flight;
+#   - `ackgen busy`: every generator has a command of the run in flight.
 # The "LUN" is a regular file filled by `ackgen gen fill` (O_DIRECT pwrite).
 # Usage: ackgen_powercut.sh ACKGEN TMPDIR
 set -euo pipefail
@@ -98,4 +99,13 @@ dd if="$IMG" of="$IMG" bs=512 skip=0 seek=1024 count=3 conv=notrunc status=none
 expect pass "in-flight copy, 3 blocks copied" "$D/w.log" "$D/caw.log"
 dd if="$IMG" of="$IMG" bs=512 skip=100 seek=1030 count=1 conv=notrunc status=none
 expect fail "in-flight copy, a block from the wrong source" "$D/w.log" "$D/caw.log"
-echo "ackgen_powercut: passed (relay receipts; in-flight commands: old or new per block, nothing else; CAW bound; cut counting)" >&2
+# ackgen busy: every generator with a command of run 2 in flight, as the logs say
+printf 'S w/0 %s 1 w A 0 8 - 0\nS w/1 %s 1 w A 64 8 - 0\nA w/1 %s 2 ok w A 64 8 - 0\n' $R2 $((R2 + 1)) $((R2 + 1)) >"$D/busy.log"
+printf 'S caw %s 1 r A 4096 1 - 0\nA caw %s 2 ok r A 4096 1 - 0\nS caw %s 3 c A 4096 1 - 0\n' $R2 $R2 $((R2 + 1)) >"$D/busy2.log"
+"$ACKGEN" busy --run 2 --gens w,caw "$D/busy.log" "$D/busy2.log" >"$D/out" || fail "busy: w/0 and caw in flight: $(cat "$D/out")"
+rc=0; "$ACKGEN" busy --run 3 --gens w,caw "$D/busy.log" "$D/busy2.log" >"$D/out" || rc=$?
+[ $rc = 1 ] && grep -q "idle: w caw" "$D/out" || fail "busy: nothing of run 3 in flight, exit $rc: $(cat "$D/out")"
+echo "A caw $((R2 + 1)) 4 ok c A 4096 1 - 0" >>"$D/busy2.log"
+rc=0; "$ACKGEN" busy --run 2 --gens w,caw "$D/busy.log" "$D/busy2.log" >"$D/out" || rc=$?
+[ $rc = 1 ] && grep -q "^idle: caw$" "$D/out" || fail "busy: caw answered, exit $rc: $(cat "$D/out")"
+echo "ackgen_powercut: passed (relay receipts; in-flight commands: old or new per block, nothing else; CAW bound; cut counting; ackgen busy)" >&2

@@ -6,8 +6,10 @@
 # (VAAID_VM_INIT=systemd, VAAID_VM_PERSIST=DIR: the same root and scratch disks
 # at every boot) N+1 times. Boot 1 makes and saves two LUNs and starts the
 # load of tests/vm/power-cut.sh; once the guest says the load runs
-# (build/vm-out/powercut/loading.BOOT), this script waits a random 1.0-3.9 s and
-# SIGKILLs qemu by the PID qemu wrote (scripts/vm/run --pidfile): the guest's
+# (build/vm-out/powercut/loading.BOOT), this script waits a random 1.0-3.9 s,
+# then until the host's records show every generator with a command in flight
+# (`ackgen busy`, checked every 20 ms, for at most 5 s), and SIGKILLs qemu by
+# the PID qemu wrote (scripts/vm/run --pidfile): the guest's
 # memory, kernel, LIO and daemon state are lost at once, the host keeps what
 # qemu wrote. Every next boot must bring the LUNs back by itself (systemd,
 # vaaid.service, rtslib-fb-targetctl), pass the oracle over the host's records
@@ -121,6 +123,14 @@ for boot in $(seq 1 $((CYCLES + 1))); do
 	t_load=$SECONDS
 	delay="$(( RANDOM % 30 / 10 + 1 )).$(( RANDOM % 10 ))"
 	sleep "$delay"
+	# the cut counts only if every generator has a command in flight: wait for
+	# such a moment in the host's records (a few ms at most, as a rule)
+	gens=$(cat "$P/gens") || fail "the guest did not say which generators run"
+	checks=1
+	while ! "$ACKGEN" busy --run "$boot" --gens "$gens" "$DIR"/logs/*.log >"$DIR/busy" && [ $checks -lt 250 ]; do
+		checks=$((checks + 1))
+		sleep 0.02
+	done
 	qpid=$(cat "$DIR/qemu.pid" 2>/dev/null) || fail "no qemu pidfile"
 	case "$(cat "/proc/$qpid/comm" 2>/dev/null)" in
 	qemu-system-*) ;;
@@ -137,7 +147,9 @@ for boot in $(seq 1 $((CYCLES + 1))); do
 	leaks=$(grep -o '[0-9]* leaked clusters' <<<"$chk" || echo "0 leaked clusters")
 	verified=""
 	[ -f "$P/verified.$boot" ] && verified=" (after: $(cat "$P/verified.$boot"))"
-	say "boot $boot ($phase): cut $boot $delay s into the load (boot to load $((t_load - t0)) s); root disk: $leaks; records S/A:$(records)$verified"
+	when="every generator in flight at check $checks"
+	[ -s "$DIR/busy" ] && when="$(cat "$DIR/busy") after $checks checks: cut anyway"
+	say "boot $boot ($phase): cut $boot $delay s into the load ($when; boot to load $((t_load - t0)) s); root disk: $leaks; records S/A:$(records)$verified"
 done
 # every cut must have been checked by the next boot; at least 80 % must count
 final=$(cat "$P/verified.$((CYCLES + 1))" 2>/dev/null) || fail "the final boot wrote no verdict"

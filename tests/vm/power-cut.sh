@@ -24,7 +24,8 @@
 # no A was in flight at a cut (its sectors may hold old or new content, a
 # COMPARE AND WRITE's outcome is unknown). Signals to the host, in
 # /out/powercut: loading.BOOT once the load runs (the host then cuts at a
-# random moment), verified.BOOT with the oracle's summary.
+# random moment), gens (the generators, for the host's `ackgen busy`),
+# verified.BOOT with the oracle's summary.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 PHASE=${1:?usage: power-cut.sh first|again|final BOOT}
@@ -170,8 +171,9 @@ pids=()
 "$ACKGEN" gen wsz --dev "$sgB" --lun B --lba $B_Z --blocks $B_ZN --threads 2 --log "${PORT[wsz]}" --tag wsz "${g[@]}" & pids+=($!)
 "$ACKGEN" gen xcopy --dev "$sgB" --lun B --lba $B_X --blocks $B_XN --src "$sgA" --srclun A \
 	--src-lba $A_X --threads 2 --log "${PORT[xcopy]}" --tag xcopy "${g[@]}" & pids+=($!)
-sleep 2
+sleep 3 # (their start, INQUIRYs included, takes a while under TCG)
 for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || { wait "$p" || true; die "boot $BOOT: a generator ended before the cut"; }; done
+echo "$GENS" >"$P/gens" # for the host's `ackgen busy`
 : >"$P/loading.$BOOT"
 log "boot $BOOT: load running; waiting for the host's power cut"
 # The host cuts within seconds; still running 120 s later means it did not.

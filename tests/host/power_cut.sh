@@ -50,8 +50,9 @@ LOCK=()
 DIR=$(mktemp -d /tmp/vaaid-powercut.XXXXXX)
 P=build/vm-out/powercut
 RELAYS=() RUNPID=""
-cleanup() {
+cleanup() { # (set +e: a relay already gone must not stop the removal)
 	local p
+	set +e
 	[ -n "$RUNPID" ] && kill -TERM "$RUNPID" 2>/dev/null && wait "$RUNPID" 2>/dev/null
 	for p in "${RELAYS[@]}"; do kill "$p" 2>/dev/null; done
 	rm -rf "$DIR"

@@ -13,18 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+. tests/host/lib.sh
 # The package of this tree: (re)built when missing or older than any file of
 # the tree (tracked, or untracked and not ignored).
-deb_fresh() {
-	local debs=(build/deb/vaaid_*.deb)
-	[ ${#debs[@]} = 1 ] && [ -f "${debs[0]}" ] || return 1
-	[ -z "$(git ls-files -z --cached --others --exclude-standard 2>/dev/null |
-		xargs -0 -r find 2>/dev/null -maxdepth 0 -newer "${debs[0]}" | head -1)" ]
-}
-if ! deb_fresh; then
-	echo "== systemd reboot test: building the package (scripts/build-deb)" >&2
-	scripts/build-deb >/dev/null || { echo "systemd_reboot: scripts/build-deb FAILED" >&2; exit 1; }
-fi
+need_deb "systemd reboot test" || exit 1
 DIR=$(mktemp -d /tmp/vaaid-systemd.XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
 export VAAID_VM_INIT=systemd VAAID_VM_PERSIST=$DIR VAAID_VM_DISK_SIZE=8G

@@ -1,11 +1,15 @@
 /*
  * ackgen: load generators that log what was acknowledged, and the oracle that
- * checks a LUN against those logs (tests/vm/t_kill9.sh; docs/durability.md).
+ * checks a LUN against those logs (tests/vm/t_kill9.sh, tests/host/power_cut.sh;
+ * docs/durability.md). `ackgen relay` (relay.c) is the host's end of a log that
+ * must survive the whole guest; `ackgen kill` (kill.c) the daemon's kill.
  *
  * How it works. Every generator issues one command at a time per log tag and
  * appends two records to its log (O_APPEND, one write(2) per record, so the
- * log survives the generator's own death and that of the daemon):
- *   S TAG ID T                                  just before the submitting system call
+ * log survives the generator's own death and that of the daemon; or, when the
+ * log is a virtio-serial port, one write(2) and the host relay's receipt, so it
+ * survives the guest's):
+ *   S TAG ID T OP LUN LBA N SRCLUN SRCLBA          just before the submitting system call
  *   A TAG ID T STATUS OP LUN LBA N SRCLUN SRCLBA   just after it returned
  * T is CLOCK_MONOTONIC in ns; STATUS is ok, mc (MISCOMPARE) or err:<what the
  * kernel said>; OP is w (pattern write), z (zeroing: UNMAP / WRITE SAME),
@@ -25,6 +29,11 @@
  * must satisfy acknowledged CAWs <= value <= acknowledged + CAWs that failed
  * (outcome unknown). With the kill times (K lines of --kills) it also says,
  * per kill, which generators had a command submitted and not answered then.
+ * A command with an S and no A (the log ends, or the tag's next record is a new
+ * S: a power cut took generator and answer alike) was in flight: each of its
+ * sectors may hold its old content or the command's, and a CAW's outcome is
+ * unknown (the counter's upper bound); with --cuts N it says, per power cut
+ * (run R = 1..N: the high 32 bits of a command id), which generators had one.
  * 512-byte logical blocks are assumed (setup-luns.sh's default).
  */
 #include <errno.h>
@@ -39,9 +48,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ackgen.h"
 #include "kill.h"
 #include "scsi_build.h"
 #include "vaaid/rng.h"
@@ -94,6 +108,9 @@ struct gen {
 	unsigned threads;
 	int logfd, fd, srcfd;
 	uint64_t deadline;
+	bool relay;            /* the log is a virtio-serial port to `ackgen relay` on the host */
+	pthread_mutex_t loglk; /* relay: one writer of records and reader of receipts at a time */
+	size_t unreceipted;    /* relay: records written whose receipt was not read yet */
 };
 
 struct worker {
@@ -103,16 +120,61 @@ struct worker {
 	int rc;
 };
 
-static void logrec(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logrec(int fd, const char *fmt, ...)
+/* Relay port: read the receipts of every record written so far (loglk held). */
+static int log_drain(struct gen *g)
+{
+	char r[64];
+	while (g->unreceipted) {
+		ssize_t got = read(g->logfd, r, g->unreceipted < sizeof(r) ? g->unreceipted : sizeof(r));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		g->unreceipted -= (size_t)got;
+	}
+	return 0;
+}
+
+/*
+ * One record, one write(2). To a relay port (the virtio-serial port of an
+ * `ackgen relay` on the host) the relay sends back one receipt byte per record,
+ * after it wrote the record to its file: a virtio_console write returns when
+ * the buffer is queued for the host, not when the host took it
+ * (port_fops_write, drivers/char/virtio_console.c: "nonblock = true" before
+ * __send_to_port), so the receipt is what makes "S on the host before the
+ * submit" hold whatever qemu does with the buffer. With wait (an S record)
+ * the call returns once every record written so far on this port has its
+ * receipt; without (an A record) it does not wait: the port is one ordered
+ * stream, so the next S's receipt also says its A is on the host. (Waiting for
+ * the A too would leave the generator, as the host sees it, idle between its
+ * commands for a whole round trip; a command whose A is lost with the guest
+ * is merely counted as in flight, never wrongly as acknowledged.) A failure
+ * to log or to get a receipt ends the generator (exit 4): a command must never
+ * be submitted unrecorded.
+ */
+static void logrec(struct gen *g, bool wait, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logrec(struct gen *g, bool wait, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (n > 0 && write(fd, line, (size_t)n) != n)
+	if (n <= 0 || (size_t)n >= sizeof(line))
+		return;
+	if (g->relay)
+		pthread_mutex_lock(&g->loglk);
+	bool ok = write(g->logfd, line, (size_t)n) == n;
+	if (ok && g->relay) {
+		g->unreceipted++;
+		ok = !wait || log_drain(g) == 0;
+	}
+	if (g->relay)
+		pthread_mutex_unlock(&g->loglk);
+	if (!ok) {
 		perror("ackgen: log");
+		_exit(4);
+	}
 }
 
 /* One SG_IO command; 0 GOOD, 1 MISCOMPARE, -1 anything else (described in what). */
@@ -163,12 +225,12 @@ static int until_answered(struct worker *w, uint64_t id, issue_fn fn, void *arg,
 {
 	for (unsigned attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 		char what[96] = "ok";
-		logrec(w->g->logfd, "S %s %" PRIu64 " %" PRIu64 "\n", w->tag, id, now_ns());
+		logrec(w->g, true, "S %s %" PRIu64 " %" PRIu64 " %s\n", w->tag, id, now_ns(), fmt_tail);
 		int rc = fn(w, arg, what, sizeof(what));
 		uint64_t t = now_ns();
 		if (rc == 1)
 			snprintf(what, sizeof(what), "mc");
-		logrec(w->g->logfd, "A %s %" PRIu64 " %" PRIu64 " %s %s\n", w->tag, id, t, what, fmt_tail);
+		logrec(w->g, false, "A %s %" PRIu64 " %" PRIu64 " %s %s\n", w->tag, id, t, what, fmt_tail);
 		if (rc >= 0)
 			return rc;
 		if (fmt_tail[0] == 'c')
@@ -181,14 +243,33 @@ static int until_answered(struct worker *w, uint64_t id, issue_fn fn, void *arg,
 	return -2;
 }
 
+static void fill(struct worker *w, uint8_t *buf, uint64_t id, uint64_t lba, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		pattern(buf + i * BS, w->h, id, lba + i);
+}
+
+/* A pattern write. Its bytes are made after its S record is logged (first
+ * attempt): the window in which the generator has answered one command and not
+ * yet logged the next stays a few instructions long (what a cut that counts
+ * needs: every generator with a command in flight). */
 struct wr_arg {
 	uint8_t *buf;
-	uint64_t lba, n;
+	uint64_t lba, n, id;
+	bool filled;
 };
+
+static void wr_fill(struct worker *w, struct wr_arg *a)
+{
+	if (!a->filled)
+		fill(w, a->buf, a->id, a->lba, a->n);
+	a->filled = true;
+}
 
 static int issue_pwrite(struct worker *w, void *arg, char *what, size_t wlen)
 {
 	struct wr_arg *a = arg;
+	wr_fill(w, a);
 	ssize_t r = pwrite(w->g->fd, a->buf, a->n * BS, (off_t)(a->lba * BS));
 	if (r == (ssize_t)(a->n * BS))
 		return 0;
@@ -200,21 +281,15 @@ static int issue_write16(struct worker *w, void *arg, char *what, size_t wlen)
 {
 	struct wr_arg *a = arg;
 	uint8_t cdb[16];
+	wr_fill(w, a);
 	sb_rw16_cdb(cdb, 0x8A, a->lba, (uint32_t)a->n); /* WRITE(16), SBC-4 5.42 */
 	return sgio(w->g->fd, cdb, 16, SG_DXFER_TO_DEV, a->buf, (unsigned)(a->n * BS), what, wlen);
-}
-
-static void fill(struct worker *w, uint8_t *buf, uint64_t id, uint64_t lba, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		pattern(buf + i * BS, w->h, id, lba + i);
 }
 
 static int do_write(struct worker *w, uint8_t *buf, uint64_t lba, uint64_t n, bool sd)
 {
 	uint64_t id = w->next++;
-	fill(w, buf, id, lba, n);
-	struct wr_arg a = {.buf = buf, .lba = lba, .n = n};
+	struct wr_arg a = {.buf = buf, .lba = lba, .n = n, .id = id};
 	char tail[128];
 	snprintf(tail, sizeof(tail), "w %s %" PRIu64 " %" PRIu64 " - 0", w->g->lun, lba, n);
 	return until_answered(w, id, sd ? issue_pwrite : issue_write16, &a, tail) < 0 ? -1 : 0;
@@ -385,8 +460,37 @@ static int usage(void)
 		"              [--src SG --srclun L --src-lba LBA (a source range of N blocks)]\n"
 		"         KIND: write (sd, O_DIRECT) | fill (sd, once over the range) | zero (once) |\n"
 		"               unmap | wsz | xcopy | caw (SG_IO)\n"
-		"       ackgen verify [--kills FILE --gens G1,G2,...] --lun L=/dev/sdX... LOG...\n");
+		"       ackgen verify [--kills FILE | --cuts N] [--gens G1,G2,...] --lun L=/dev/sdX... LOG...\n"
+		"       ackgen relay SOCKET FILE\n"
+		"       ackgen busy --run R --gens G1,G2,... LOG...\n"
+		"         (--log: a file, or a virtio-serial port to an ackgen relay on the host)\n");
 	return 2;
+}
+
+/* The end of a generator: the receipts of its last records (relay), then rc. */
+static int log_finish(struct gen *g, int rc)
+{
+	if (g->relay && log_drain(g)) {
+		perror("ackgen: log");
+		return 4;
+	}
+	return rc;
+}
+
+/* Whether fd is a virtio-serial port (its char device's sysfs class is virtio-ports). */
+static bool is_virtio_port(int fd)
+{
+	struct stat st;
+	char path[96], link[256];
+	if (fd < 0 || fstat(fd, &st) || !S_ISCHR(st.st_mode))
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/subsystem", major(st.st_rdev), minor(st.st_rdev));
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = 0;
+	const char *base = strrchr(link, '/');
+	return base && !strcmp(base + 1, "virtio-ports");
 }
 
 static int gen_main(int argc, char **argv)
@@ -419,7 +523,9 @@ static int gen_main(int argc, char **argv)
 		return usage();
 	g.stop = g.stop ? g.stop : "/nonexistent";
 	g.deadline = now_ns() + seconds * 1000000000ull;
-	g.logfd = open(g.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	g.logfd = open(g.log, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	g.relay = is_virtio_port(g.logfd);
+	pthread_mutex_init(&g.loglk, NULL);
 	g.fd = open(g.dev, O_RDWR | O_CLOEXEC | (sd ? O_DIRECT : 0));
 	g.srcfd = g.src ? open(g.src, O_RDWR | O_CLOEXEC) : -1;
 	if (g.logfd < 0 || g.fd < 0 || (g.src && g.srcfd < 0)) {
@@ -445,9 +551,9 @@ static int gen_main(int argc, char **argv)
 					     .ws = true, .unmap_bit = true};
 			snprintf(tail, sizeof(tail), "z %s %" PRIu64 " %" PRIu64 " - 0", g.lun, a.lba, a.n);
 			if (until_answered(&w[0], w[0].next++, issue_zero, &a, tail) < 0)
-				return 3;
+				return log_finish(&g, 3);
 		}
-		return w[0].rc;
+		return log_finish(&g, w[0].rc);
 	}
 	if (!strcmp(g.kind, "fill")) { /* the whole range once, 256 KiB at a time */
 		uint8_t *buf;
@@ -456,7 +562,7 @@ static int gen_main(int argc, char **argv)
 		for (uint64_t o = 0; o < g.blocks && w[0].rc == 0; o += MAX_IO)
 			do_write(&w[0], buf, g.lba + o, g.blocks - o < MAX_IO ? g.blocks - o : MAX_IO, true);
 		free(buf);
-		return w[0].rc;
+		return log_finish(&g, w[0].rc);
 	}
 	for (unsigned i = 0; i < g.threads; i++)
 		if (pthread_create(&th[i], NULL, run_worker, &w[i]))
@@ -466,7 +572,7 @@ static int gen_main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 		rc = rc ? rc : w[i].rc;
 	}
-	return rc;
+	return log_finish(&g, rc);
 }
 
 /* ---- the oracle ---- */
@@ -474,7 +580,27 @@ static int gen_main(int argc, char **argv)
 enum { X_NONE, X_ZERO, X_PAT, X_COUNTER };
 struct exp {
 	uint8_t kind;
+	uint32_t alt;        /* other contents the sector may hold (o->alts[alt]); 0: none */
 	uint64_t h, id, lba; /* X_PAT: the pattern (h, id, lba) */
+};
+/*
+ * What a command that was in flight at a power cut (an S without an A) may
+ * have left: per sector the old content or the command's. A sector's
+ * alternatives are a set shared by the sectors of one command: a pattern is
+ * kept relative to the sector (delta = pattern LBA - sector LBA, constant over
+ * a write or a copy), so one set serves a whole range. Sets are never changed
+ * once made (copy on add): a copy of a sector's expectation may share it.
+ */
+#define MAX_ALTS 6
+struct alt {
+	uint8_t kind;
+	uint64_t h, id;
+	int64_t delta;
+};
+struct altset {
+	unsigned n;
+	bool over; /* more alternatives than MAX_ALTS: the sector is not checked */
+	struct alt v[MAX_ALTS];
 };
 struct lun {
 	char name[16];
@@ -489,7 +615,12 @@ struct counter {
 struct span { /* one command of one tag: submitted at s, answered at a (0: never) */
 	char tag[64];
 	char op;
-	uint64_t s, a;
+	uint64_t s, a, id;
+	/* from the S record (a power-cut log): what the command does */
+	bool what;
+	char lun[16], srclun[16];
+	uint64_t lba, n, srclba;
+	bool inflight; /* no answer before the next command of its tag or the end of its log */
 };
 
 #define MAX_LUNS 8
@@ -505,6 +636,9 @@ struct oracle {
 	unsigned long acked, failed;
 	uint64_t kill[256]; /* the kill instants (K lines of --kills) */
 	unsigned nkill;
+	struct altset *alts; /* [0] unused */
+	size_t nalts, capalts;
+	unsigned long inflight, unchecked, altheld;
 };
 
 /* Whether a kill fell between a command's submission s and its answer a. */
@@ -549,8 +683,132 @@ static struct counter *ctr_get(struct oracle *o, const char *lun, uint64_t lba)
 	return c;
 }
 
+static struct alt alt_of(const struct exp *e, uint64_t lba)
+{
+	if (e->kind == X_PAT)
+		return (struct alt){X_PAT, e->h, e->id, (int64_t)(e->lba - lba)};
+	return (struct alt){.kind = e->kind};
+}
+
+static bool alt_has(const struct altset *a, const struct alt *v)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		if (a->v[i].kind == v->kind && a->v[i].h == v->h && a->v[i].id == v->id &&
+		    a->v[i].delta == v->delta)
+			return true;
+	return false;
+}
+
+static void alt_add(struct altset *a, struct alt v)
+{
+	if (v.kind != X_ZERO && v.kind != X_PAT)
+		return; /* nothing known to check (X_NONE) or not data (X_COUNTER) */
+	if (alt_has(a, &v))
+		return;
+	if (a->n == MAX_ALTS)
+		a->over = true;
+	else
+		a->v[a->n++] = v;
+}
+
+/*
+ * A new set: the alternatives of `keep` (a set of this sector; 0 none), those
+ * of `from` (a source sector's set, 0 none) shifted by `shift` (source LBA -
+ * this LBA) and `extra` (kind X_NONE: nothing). Returns its index, 0 if it
+ * would be empty, -1 without memory. `cache` remembers the last call of one
+ * command: its sectors mostly share the same inputs and so the same set.
+ */
+struct alt_cache {
+	bool valid;
+	uint32_t keep, from, out;
+	struct alt extra;
+};
+
+static int64_t alt_make(struct oracle *o, uint32_t keep, uint32_t from, int64_t shift, struct alt extra,
+			struct alt_cache *cache)
+{
+	if (cache->valid && cache->keep == keep && cache->from == from && cache->extra.kind == extra.kind &&
+	    cache->extra.h == extra.h && cache->extra.id == extra.id && cache->extra.delta == extra.delta)
+		return cache->out;
+	struct altset a = {0};
+	if (keep)
+		a = o->alts[keep];
+	if (from) {
+		const struct altset *f = &o->alts[from];
+		for (unsigned i = 0; i < f->n; i++) {
+			struct alt v = f->v[i];
+			v.delta += v.kind == X_PAT ? shift : 0;
+			alt_add(&a, v);
+		}
+		a.over |= f->over;
+	}
+	alt_add(&a, extra);
+	uint32_t idx = 0;
+	if (a.n || a.over) {
+		if (o->nalts == o->capalts) {
+			size_t n = o->capalts ? 2 * o->capalts : 1024;
+			struct altset *p = realloc(o->alts, n * sizeof(*p));
+			if (!p)
+				return -1;
+			o->alts = p;
+			o->capalts = n;
+			if (!o->nalts)
+				o->nalts = 1; /* index 0 means none */
+		}
+		idx = (uint32_t)o->nalts;
+		o->alts[o->nalts++] = a;
+	}
+	*cache = (struct alt_cache){true, keep, from, idx, extra};
+	return idx;
+}
+
+/* The effect of a command with no answer in the logs (in flight at a power
+ * cut): each sector it names may hold its old content or the command's; a
+ * COMPARE AND WRITE has an unknown outcome. */
+static int in_flight(struct oracle *o, struct span *sp)
+{
+	sp->inflight = true;
+	if (!sp->what || sp->op == 'r')
+		return 0;
+	o->inflight++;
+	struct lun *l = lun_get(o, sp->lun, sp->lba + sp->n);
+	if (!l)
+		return -1;
+	if (sp->op == 'c') {
+		struct counter *c = ctr_get(o, sp->lun, sp->lba);
+		if (!c)
+			return -1;
+		c->unknown++;
+		l->e[sp->lba].kind = X_COUNTER;
+		return 0;
+	}
+	struct lun *src = NULL;
+	if (sp->op == 'x' && (!(src = lun_get(o, sp->srclun, sp->srclba + sp->n)) ||
+			      !(l = lun_get(o, sp->lun, sp->lba + sp->n))))
+		return -1;
+	struct alt_cache cache = {0};
+	uint64_t h = tag_hash(sp->tag);
+	for (uint64_t i = 0; i < sp->n; i++) {
+		struct exp *e = &l->e[sp->lba + i];
+		int64_t a;
+		if (sp->op == 'x') {
+			const struct exp *se = &src->e[sp->srclba + i];
+			a = alt_make(o, e->alt, se->alt, (int64_t)sp->srclba - (int64_t)sp->lba,
+				     alt_of(se, sp->lba + i), &cache);
+		} else {
+			struct alt v = sp->op == 'w' ? (struct alt){X_PAT, h, sp->id, 0} : (struct alt){.kind = X_ZERO};
+			a = alt_make(o, e->alt, 0, 0, v, &cache);
+		}
+		if (a < 0)
+			return -1;
+		e->alt = (uint32_t)a;
+	}
+	return 0;
+}
+
 static int replay(struct oracle *o, const char *path)
 {
+	size_t first = o->nsp; /* this log's commands (a tag logs to one file) */
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		perror(path);
@@ -562,7 +820,17 @@ static int replay(struct oracle *o, const char *path)
 		ln++;
 		char tag[64], st[96], op, lun[16], srclun[16];
 		uint64_t id, t, lba, n, srclba;
-		if (sscanf(line, "S %63s %" SCNu64 " %" SCNu64, tag, &id, &t) == 3) {
+		int k = sscanf(line, "S %63s %" SCNu64 " %" SCNu64 " %c %15s %" SCNu64 " %" SCNu64 " %15s %" SCNu64,
+			       tag, &id, &t, &op, lun, &lba, &n, srclun, &srclba);
+		if (k == 3 || k == 9) {
+			for (size_t i = o->nsp; i-- > first;) /* the tag's previous command */
+				if (!strcmp(o->sp[i].tag, tag)) {
+					if (!o->sp[i].a && !o->sp[i].inflight && in_flight(o, &o->sp[i]) < 0) {
+						fclose(f);
+						return -1;
+					}
+					break;
+				}
 			if (o->nsp == o->capsp) {
 				o->capsp = o->capsp ? 2 * o->capsp : 4096;
 				o->sp = realloc(o->sp, o->capsp * sizeof(*o->sp));
@@ -573,7 +841,17 @@ static int replay(struct oracle *o, const char *path)
 			snprintf(s->tag, sizeof(s->tag), "%s", tag);
 			s->s = t;
 			s->a = 0;
-			s->op = '?';
+			s->id = id;
+			s->inflight = false;
+			s->what = k == 9;
+			s->op = s->what ? op : '?';
+			if (s->what) {
+				snprintf(s->lun, sizeof(s->lun), "%s", lun);
+				snprintf(s->srclun, sizeof(s->srclun), "%s", srclun);
+				s->lba = lba;
+				s->n = n;
+				s->srclba = srclba;
+			}
 			continue;
 		}
 		if (sscanf(line, "A %63s %" SCNu64 " %" SCNu64 " %95s %c %15s %" SCNu64 " %" SCNu64
@@ -625,13 +903,25 @@ static int replay(struct oracle *o, const char *path)
 				return -1;
 			l = lun_get(o, lun, lba + n); /* (s may have moved l's table when they are one) */
 			memmove(&l->e[lba], &s->e[srclba], n * sizeof(struct exp));
+			struct alt_cache cache = {0};
+			for (uint64_t i = 0; i < n; i++) /* the copied alternatives: relative to the new LBA */
+				if (l->e[lba + i].alt) {
+					int64_t a = alt_make(o, 0, l->e[lba + i].alt, (int64_t)srclba - (int64_t)lba,
+							     (struct alt){.kind = X_NONE}, &cache);
+					if (a < 0)
+						return -1;
+					l->e[lba + i].alt = (uint32_t)a;
+				}
 			continue;
 		}
 		for (uint64_t i = 0; i < n; i++)
-			l->e[lba + i] = op == 'w' ? (struct exp){X_PAT, h, id, lba + i}
+			l->e[lba + i] = op == 'w' ? (struct exp){X_PAT, 0, h, id, lba + i}
 						  : (struct exp){.kind = X_ZERO};
 	}
 	fclose(f);
+	for (size_t i = first; i < o->nsp; i++) /* unanswered at the end of the log */
+		if (!o->sp[i].a && !o->sp[i].inflight && in_flight(o, &o->sp[i]) < 0)
+			return -1;
 	return 0;
 }
 
@@ -702,7 +992,24 @@ static int check_lun(struct oracle *o, struct lun *l, unsigned long *checked)
 				memset(want, 0, BS);
 			else
 				pattern(want, e->h, e->id, e->lba);
-			if (memcmp(got, want, BS)) {
+			bool match = !memcmp(got, want, BS);
+			if (!match && e->alt) { /* a command in flight at a cut may have left its content */
+				const struct altset *a = &o->alts[e->alt];
+				if (a->over) {
+					o->unchecked++;
+					(*checked)--;
+					continue;
+				}
+				for (unsigned k = 0; k < a->n && !match; k++) {
+					if (a->v[k].kind == X_ZERO)
+						memset(want, 0, BS);
+					else
+						pattern(want, a->v[k].h, a->v[k].id, (uint64_t)((int64_t)(base + i) + a->v[k].delta));
+					match = !memcmp(got, want, BS);
+				}
+				o->altheld += match;
+			}
+			if (!match) {
 				char d[128];
 				describe(got, d, sizeof(d));
 				if (bad++ < 20)
@@ -718,55 +1025,85 @@ static int check_lun(struct oracle *o, struct lun *l, unsigned long *checked)
 	return bad;
 }
 
-/* Per kill: which generators (tags up to '/') had a command submitted before it and not
- * answered by then. A cycle counts when every generator did. */
-static int report_kills(struct oracle *o, const char *kills, const char *list, unsigned *counted,
-			unsigned *cycles)
+/* Whether span s was open at event `at`: for a kill (K instant), submitted before
+ * it and not answered by then; for a power cut (run number), a command of that
+ * run left without an answer. */
+static bool open_at_kill(const struct span *s, uint64_t tk)
 {
-	FILE *f = fopen(kills, "r");
-	if (!f) {
-		perror(kills);
-		return -1;
+	return s->s < tk && (s->a == 0 || s->a > tk);
+}
+
+static bool open_at_cut(const struct span *s, uint64_t run)
+{
+	return s->inflight && s->id >> 32 == run;
+}
+
+/* One line per event: which generators (tags up to '/') had a command open at it
+ * (and of which ops). The event counts when every generator did. */
+static void report_event(const struct oracle *o, char gens[][64], unsigned ng, const char *what,
+			 unsigned c, bool (*open)(const struct span *, uint64_t), uint64_t at,
+			 unsigned *counted, unsigned *events)
+{
+	char idle[512] = "", busy[1024] = "";
+	unsigned nidle = 0;
+	for (unsigned j = 0; j < ng; j++) {
+		size_t gl = strlen(gens[j]);
+		char ops[16] = "";
+		for (size_t i = 0; i < o->nsp; i++) {
+			const struct span *s = &o->sp[i];
+			if (strncmp(s->tag, gens[j], gl) || (s->tag[gl] && s->tag[gl] != '/'))
+				continue;
+			if (open(s, at) && strlen(ops) < sizeof(ops) - 1 && !strchr(ops, s->op))
+				ops[strlen(ops)] = s->op;
+		}
+		if (!ops[0]) {
+			nidle++;
+			strncat(idle, " ", sizeof(idle) - strlen(idle) - 1);
+			strncat(idle, gens[j], sizeof(idle) - strlen(idle) - 1);
+		} else {
+			char b[96];
+			snprintf(b, sizeof(b), " %s:%s", gens[j], ops);
+			strncat(busy, b, sizeof(busy) - strlen(busy) - 1);
+		}
 	}
-	char line[256], gens[32][64];
+	(*events)++;
+	*counted += nidle == 0;
+	printf("%s %u: %s; unanswered at the %s:%s%s%s\n", what, c, nidle ? "does not count" : "counts",
+	       what, busy, nidle ? "; idle:" : "", idle);
+}
+
+unsigned parse_gens(const char *list, char gens[32][64])
+{
 	unsigned ng = 0;
 	for (const char *p = list; *p && ng < 32;) {
 		size_t n = strcspn(p, ",");
 		snprintf(gens[ng++], 64, "%.*s", (int)n, p);
 		p += n + (p[n] == ',');
 	}
+	return ng;
+}
+
+/* Per kill (K lines of the kills file) and per power cut (runs 1..cuts). */
+static int report_events(struct oracle *o, const char *kills, unsigned cuts, const char *list,
+			 unsigned *counted, unsigned *events)
+{
+	char gens[32][64];
+	unsigned ng = parse_gens(list, gens);
+	for (unsigned r = 1; r <= cuts; r++)
+		report_event(o, gens, ng, "cut", r, open_at_cut, r, counted, events);
+	if (!kills)
+		return 0;
+	FILE *f = fopen(kills, "r");
+	if (!f) {
+		perror(kills);
+		return -1;
+	}
+	char line[256];
 	while (fgets(line, sizeof(line), f)) {
 		unsigned c;
 		uint64_t tk;
-		if (sscanf(line, "K %u %" SCNu64, &c, &tk) != 2)
-			continue;
-		char idle[512] = "", busy[1024] = "";
-		unsigned nidle = 0;
-		for (unsigned j = 0; j < ng; j++) {
-			size_t gl = strlen(gens[j]);
-			char ops[16] = "";
-			for (size_t i = 0; i < o->nsp; i++) {
-				const struct span *s = &o->sp[i];
-				if (strncmp(s->tag, gens[j], gl) || (s->tag[gl] && s->tag[gl] != '/'))
-					continue;
-				if (s->s < tk && (s->a == 0 || s->a > tk) && strlen(ops) < sizeof(ops) - 1 &&
-				    !strchr(ops, s->op))
-					ops[strlen(ops)] = s->op;
-			}
-			if (!ops[0]) {
-				nidle++;
-				strncat(idle, " ", sizeof(idle) - strlen(idle) - 1);
-				strncat(idle, gens[j], sizeof(idle) - strlen(idle) - 1);
-			} else {
-				char b[96];
-				snprintf(b, sizeof(b), " %s:%s", gens[j], ops);
-				strncat(busy, b, sizeof(busy) - strlen(busy) - 1);
-			}
-		}
-		(*cycles)++;
-		*counted += nidle == 0;
-		printf("kill %u: %s; unanswered at the kill:%s%s%s\n", c, nidle ? "does not count" : "counts",
-		       busy, nidle ? "; idle:" : "", idle);
+		if (sscanf(line, "K %u %" SCNu64, &c, &tk) == 2)
+			report_event(o, gens, ng, "kill", c, open_at_kill, tk, counted, events);
 	}
 	fclose(f);
 	return 0;
@@ -776,10 +1113,13 @@ static int verify_main(int argc, char **argv)
 {
 	struct oracle o = {0};
 	const char *kills = NULL, *gens = "";
+	unsigned cuts = 0; /* power cuts: runs 1..cuts each ended by one */
 	int i = 0;
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "--kills") && i + 1 < argc) {
 			kills = argv[++i];
+		} else if (!strcmp(argv[i], "--cuts") && i + 1 < argc) {
+			cuts = (unsigned)strtoul(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--gens") && i + 1 < argc) {
 			gens = argv[++i];
 		} else if (!strcmp(argv[i], "--lun") && i + 1 < argc && o.nluns < MAX_LUNS) {
@@ -811,7 +1151,7 @@ static int verify_main(int argc, char **argv)
 		if (replay(&o, argv[i]) < 0)
 			return 2;
 	unsigned counted = 0, cycles = 0;
-	if (kills && report_kills(&o, kills, gens, &counted, &cycles) < 0)
+	if ((kills || cuts) && report_events(&o, kills, cuts, gens, &counted, &cycles) < 0)
 		return 2;
 	unsigned long checked = 0;
 	int bad = 0;
@@ -821,12 +1161,17 @@ static int verify_main(int argc, char **argv)
 			return 2;
 		bad += b;
 	}
+	if (cuts)
+		printf("%lu commands in flight at the cuts (their sectors may hold old or new content: "
+		       "%lu sectors hold the new), %lu sectors not checked (too many alternatives)\n",
+		       o.inflight, o.altheld, o.unchecked);
 	printf("%lu data commands acknowledged (%lu attempts failed and were re-issued), %lu sectors "
-	       "checked, %d wrong; %u of %u kills count\n",
-	       o.acked, o.failed, checked, bad, counted, cycles);
+	       "checked, %d wrong; %u of %u %s count\n",
+	       o.acked, o.failed, checked, bad, counted, cycles, cuts ? "cuts" : "kills");
 	for (unsigned j = 0; j < o.nluns; j++)
 		free(o.luns[j].e);
 	free(o.sp);
+	free(o.alts);
 	return bad ? 1 : 0;
 }
 
@@ -843,5 +1188,9 @@ int main(int argc, char **argv)
 		return gen_main(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "verify"))
 		return verify_main(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "relay"))
+		return relay_main(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "busy"))
+		return busy_main(argc - 2, argv + 2);
 	return usage();
 }

@@ -667,7 +667,7 @@ int vpool_volume_create(struct vpool *p, const char *name, uint64_t size, uint32
 	if (!valid_name(name) || (block_size != 512 && block_size != 4096) || !size)
 		return -EINVAL;
 	size = vround_up(size, block_size);
-	if (size / p->ext > (1ull << 40))
+	if (!pool_vol_size_ok(p, size))
 		return -EFBIG;
 	if (vpool_volume_find(p, name))
 		return -EEXIST;
@@ -783,7 +783,7 @@ int vvol_grow(struct vvol *v, uint64_t size)
 		return -EINVAL; /* shrinking would cut data off: never */
 	if (size == v->size)
 		return 0;
-	if (size / p->ext > (1ull << 40))
+	if (!pool_vol_size_ok(p, size))
 		return -EFBIG;
 	return log_sync(p, pool_log_vol_resize, v, size);
 }

@@ -30,6 +30,16 @@
 static const uint8_t fz_uuid[16] = {0x76, 0x61, 0x61, 0x69, 0x64, 0x2d, 0x66, 0x75,
 				    0x7a, 0x7a, 0x2d, 0x70, 0x6f, 0x6f, 0x6c, 0x31};
 
+/*
+ * A damaged checkpoint or record may name a volume of up to 2^40 extents, whose
+ * map the engine then tries to allocate (terabytes): calloc fails and the open
+ * is refused with -ENOMEM, as it is outside the sanitizers. ASan would instead
+ * abort on an allocation past its maximum; this makes it return NULL like libc
+ * (scripts/fuzz also lifts libFuzzer's -malloc_limit_mb for the same reason).
+ */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
 static struct vreactor *fz_reactor(void)
 {
 	static struct vreactor *r;
@@ -262,6 +272,8 @@ const struct fz_image *fz_template(bool jfile)
 		if (fz_device(jb, c->jstore ? c->jstore_size : c->store_size, &dev) == 0)
 			vjournal_replay(dev, &c->sb, count_rec, n, &res);
 		vblk_close(dev);
+		t[jfile].j_end = res.end;
+		t[jfile].j_next_seq = res.next_seq;
 		if (getenv("VAAID_FUZZ_VERBOSE"))
 			fprintf(stderr,
 				"fuzz: template%s: journal %llu commits, %llu records; by type 1..8: "
@@ -396,4 +408,33 @@ out:
 	vblk_close(jdev);
 	vblk_close(dev);
 	return rc == 0 || rc == -EROFS;
+}
+
+int fz_image_settle(const struct fz_image *from, struct fz_image *to)
+{
+	struct vblk *dev = NULL, *jdev = NULL;
+	struct vpool *p;
+	memset(to, 0, sizeof(*to));
+	int rc = fz_device(from->store, from->store_size, &dev);
+	if (rc == 0 && from->jstore)
+		rc = fz_device(from->jstore, from->jstore_size, &jdev);
+	if (rc == 0)
+		rc = vpool_open_stores(dev, jdev, 0, &p, NULL);
+	if (rc == 0)
+		rc = vpool_close(p);
+	if (rc == 0)
+		rc = read_all(dev, &to->store, &to->store_size);
+	if (rc == 0 && jdev)
+		rc = read_all(jdev, &to->jstore, &to->jstore_size);
+	if (rc == 0)
+		rc = vsb_read(dev, &to->sb, &to->sb_which);
+	if (rc == 0) {
+		to->j_end = to->sb.journal_start;
+		to->j_next_seq = to->sb.journal_seq;
+	}
+	vblk_close(jdev);
+	vblk_close(dev);
+	if (rc < 0)
+		fz_image_free(to);
+	return rc;
 }

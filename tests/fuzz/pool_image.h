@@ -33,6 +33,7 @@ struct fz_image {
 	uint64_t jstore_size;
 	struct vsb sb;    /* the template's newest superblock (vsb_read) */
 	int sb_which;     /* its copy */
+	uint64_t j_end, j_next_seq; /* where its journal's replay ends: the next commit */
 };
 
 /* The template (built on first use; NULL when it cannot be: a message says why). */
@@ -42,6 +43,9 @@ int fz_image_copy(const struct fz_image *from, struct fz_image *to);
 void fz_image_free(struct fz_image *img);
 /* The journal ring of an image as sb places it (sb->journal_size bytes). */
 uint8_t *fz_image_ring(const struct fz_image *img, const struct vsb *sb);
+/* The image after vaaid opened it for writing and closed it (replay written
+ * home, a checkpoint of everything, an empty journal): 0 or -errno. */
+int fz_image_settle(const struct fz_image *from, struct fz_image *to);
 /* Open the image as vaai-check does and check the outcome (above); target
  * names the target in the messages. Returns true when the open succeeded. */
 bool fz_image_check(const struct fz_image *img, const char *target);

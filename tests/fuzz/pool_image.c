@@ -354,6 +354,10 @@ static int open_verify(struct vblk *dev, struct vblk *jdev, unsigned flags, cons
 	struct vpool_open_report rep = {0};
 	int rc = vpool_open_stores(dev, jdev, flags, &p, &rep);
 	snprintf(err, errlen, "%s", rep.error);
+	if (getenv("VAAID_FUZZ_VERBOSE"))
+		fprintf(stderr, "fuzz: %s: rc %d, replayed %llu commits / %llu records%s%s\n", stage, rc,
+			(unsigned long long)rep.commits, (unsigned long long)rep.records,
+			rep.error[0] ? ": " : "", rep.error);
 	if (rc < 0) {
 		/* Refused: it must say what is damaged (vaai-check prints rep.error). */
 		if (rc != -ENOMEM && !rep.error[0])

@@ -388,6 +388,7 @@ int vpool_open_stores(struct vblk *dev, struct vblk *jdev, unsigned flags, struc
 	struct vj_replay_result res;
 	p->replaying = true;
 	rc = pool_redo_scan(p, p->jdev); /* which DATA records are still live (redo.c) */
+	bool scanned = rc == 0;
 	if (rc == 0)
 		rc = vjournal_replay(p->jdev, &p->sb, pool_replay_record, p, &res);
 	else
@@ -398,7 +399,11 @@ int vpool_open_stores(struct vblk *dev, struct vblk *jdev, unsigned flags, struc
 		rep->commits = res.commits;
 		rep->records = res.records;
 		rep->data_bytes = p->redo_replayed;
-		if (rc < 0)
+		if (rc < 0 && !scanned)
+			snprintf(rep->error, sizeof(rep->error),
+				 "journal from commit %llu (its scan for small writes): %s",
+				 (unsigned long long)p->sb.journal_seq, strerror(-rc));
+		else if (rc < 0)
 			snprintf(rep->error, sizeof(rep->error),
 				 "journal commit %llu (record %llu of the replay): %s",
 				 (unsigned long long)res.next_seq, (unsigned long long)res.records,

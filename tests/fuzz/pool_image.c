@@ -274,6 +274,7 @@ const struct fz_image *fz_template(bool jfile)
 		vblk_close(dev);
 		t[jfile].j_end = res.end;
 		t[jfile].j_next_seq = res.next_seq;
+		t[jfile].j_commits = res.commits;
 		if (getenv("VAAID_FUZZ_VERBOSE"))
 			fprintf(stderr,
 				"fuzz: template%s: journal %llu commits, %llu records; by type 1..8: "

@@ -34,6 +34,7 @@ struct fz_image {
 	struct vsb sb;    /* the template's newest superblock (vsb_read) */
 	int sb_which;     /* its copy */
 	uint64_t j_end, j_next_seq; /* where its journal's replay ends: the next commit */
+	uint64_t j_commits;         /* commits its replay reads */
 };
 
 /* The template (built on first use; NULL when it cannot be: a message says why). */

@@ -28,8 +28,11 @@
  *
  * Run twice: with partial-granule writes as detected for the pool file, and
  * with them forced to whole-granule read-modify-writes (datapath.c).
- * Seeded and reproducible: VAAID_FUZZ_SEED (default 1) and VAAID_FUZZ_OPS
- * (default 3000) override; the seed is printed.
+ * Seeded and reproducible: the seed is derived from the commit under test
+ * (tests/crash/run-suite passes --commit "$(git rev-parse HEAD)" at test time, as
+ * for the crash suite: each commit runs other commands), fixed (1) without one;
+ * VAAID_FUZZ_SEED and VAAID_FUZZ_OPS (default 3000) override; the seed is
+ * printed, and VAAID_FUZZ_SEED=S replays a red run.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -585,16 +588,23 @@ static void check_lba_status(struct simhost *h, int lun, uint32_t bs, uint64_t n
 	}
 }
 
+/* The commit under test (--commit HASH, from tests/crash/run-suite), or NULL. Set
+ * once by main before the tests run, read only after. */
+static const char *the_commit;
+
 /* whole: partial-granule writes in place as read-modify-writes (-1: as detected) */
 static void cdb_fuzz(int whole)
 {
 	struct fuzz *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
 	const char *s = getenv("VAAID_FUZZ_SEED"), *o = getenv("VAAID_FUZZ_OPS");
-	uint64_t seed = s ? strtoull(s, NULL, 0) : 1;
+	uint64_t ch = the_commit ? vrng_fnv64(the_commit, VRNG_FNV_BASIS) : 0;
+	uint64_t seed = s ? strtoull(s, NULL, 0) : the_commit ? vrng_next(&ch) : 1;
 	unsigned ops = o ? (unsigned)strtoul(o, NULL, 0) : 3000;
 	f->rng = seed;
-	fprintf(stderr, "cdb fuzz: seed %llu, %u commands\n", (unsigned long long)seed, ops);
+	fprintf(stderr, "cdb fuzz: seed %llu (%s%.40s), %u commands\n", (unsigned long long)seed,
+		s ? "VAAID_FUZZ_SEED" : the_commit ? "from commit " : "fixed: no commit known",
+		!s && the_commit ? the_commit : "", ops);
 
 	char path[512];
 	struct vpool_params prm = {.extent_size = 64u << 10};
@@ -731,8 +741,10 @@ static void test_cdb_fuzz_whole_granules(void **state)
 	cdb_fuzz(1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--commit"))
+		the_commit = argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cdb_fuzz),
 		cmocka_unit_test(test_cdb_fuzz_whole_granules),

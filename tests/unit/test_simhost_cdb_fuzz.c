@@ -47,6 +47,7 @@
 
 #include <cmocka.h>
 
+#include "answer_check.h"
 #include "simhost_test_env.h"
 #include "vaaid/rng.h"
 #include "vaaid/scsi.h"
@@ -490,32 +491,22 @@ static void mutate(struct fuzz *f, struct cmd *c)
 	}
 }
 
-/* The answer must be one a correct target gives. */
+/* The answer must be one a correct target gives (answer_check.h). */
 static void check_answer(struct fuzz *f, const struct cmd *c, const struct simhost_result *r)
 {
 	const struct simk_result *k = &r->r;
-	if (k->status == SAM_STAT_GOOD) {
-		f->kinds_good[c->kind]++;
-		assert_true(k->data_in_len <= c->in_len || c->in_len == 0);
-		return;
-	}
-	if (k->status == SAM_STAT_TASK_SET_FULL)
-		return;
-	if (k->status != SAM_STAT_CHECK_CONDITION) {
-		fprintf(stderr, "status %02xh for CDB %02x (kind %d)\n", k->status, c->cdb[0], c->kind);
-		fail();
-	}
-	f->kinds_cc[c->kind]++;
-	uint8_t sk = k->sense[2] & 0x0F;
-	if ((k->sense[0] & 0x7F) != 0x70 || k->sense[7] < 0x0A || sk == SK_NO_SENSE ||
-	    sk == SK_MEDIUM_ERROR || sk == SK_HARDWARE_ERROR) {
-		fprintf(stderr, "bad sense %02x key %xh %02xh/%02xh for CDB", k->sense[0], sk,
-			k->sense[12], k->sense[13]);
+	char why[160];
+	if (answer_check(k, c->in_len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "%s for CDB", why);
 		for (size_t i = 0; i < c->cdb_len; i++)
 			fprintf(stderr, " %02x", c->cdb[i]);
-		fprintf(stderr, " (out %zu, in %zu)\n", c->out_len, c->in_len);
+		fprintf(stderr, " (kind %d, out %zu, in %zu)\n", c->kind, c->out_len, c->in_len);
 		fail();
 	}
+	if (k->status == SAM_STAT_GOOD)
+		f->kinds_good[c->kind]++;
+	else if (k->status == SAM_STAT_CHECK_CONDITION)
+		f->kinds_cc[c->kind]++;
 }
 
 /* A synchronous command on any LUN; returns its status, data-in copied to in. */

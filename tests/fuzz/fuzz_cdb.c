@@ -2,8 +2,7 @@
  * fuzz_cdb: SCSI commands (CDB + data-out) through the real ring code and
  * dispatch on a real pool (issue 24).
  *
- * Each input starts from a fresh pool (simhost on the crashsim device, in a
- * file of this process under $TMPDIR, removed after the input), so a finding
+ * Each input starts from a fresh pool (cdb_session.h), so a finding
  * reproduces from its input alone: LUN 0 (1 MiB, 512-byte blocks) and LUN 1
  * (1 MiB, 4096-byte blocks) are co-visible and take the commands; LUN 2 (the
  * guard, another visibility group) is written with a pattern first and never
@@ -21,95 +20,23 @@
  *     else bytes; at most 2 MiB; a command has one direction, as LIO gives it:
  *     data-out wins), the CDB, then the data-out bytes.
  * In an EXTENDED COPY parameter list, an identification CSCD descriptor whose
- * 16-byte designator is FZ_NAA_LUN(n) repeated names LUN n: the target puts
+ * 16-byte designator is CS_NAA_LUN(n) repeated names LUN n: the session puts
  * that LUN's NAA there (they are random per pool).
  * Seeds: the commands of each kind the seeded loop builds, well-formed (READ,
  * WRITE, WRITE SAME, UNMAP, COMPARE AND WRITE, EXTENDED COPY as ESXi sends it,
  * RECEIVE COPY RESULTS, GET LBA STATUS, INQUIRY, MODE SENSE / SELECT, ...).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "answer_check.h"
-#include "cdb_model.h"
+#include "cdb_session.h"
 #include "scsi_build.h"
 #include "seeds.h"
-#include "simhost.h"
 #include "vaaid/scsi.h"
 
-#define VOL_BYTES (1u << 20)
-#define GUARD_BYTES (64u << 10)
 #define MAX_CMDS 64
 #define MAX_LEN (2u << 20)
-#define FZ_NAA_LUN(n) (0xA0 + (n))
-
-static void fz_fail(const char *what, const uint8_t *cdb, size_t cdb_len)
-{
-	fprintf(stderr, "fuzz_cdb: FINDING: %s; CDB", what);
-	for (size_t i = 0; cdb && i < cdb_len; i++)
-		fprintf(stderr, " %02x", cdb[i]);
-	fprintf(stderr, "\n");
-	abort();
-}
-
-static void guard_pattern(uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(i * 131u + 7u + (i >> 12));
-}
-
-/* One command, waited for: its result (data_in: caller frees through simhost_result_free). */
-static void run_cmd(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,
-		    const uint8_t *out, size_t out_len, size_t in_len, struct simhost_result *r)
-{
-	uint64_t tag;
-	int rc = simhost_submit(h, lun, cdb, cdb_len, out_len ? out : NULL, out_len, in_len, &tag);
-	if (rc < 0)
-		fz_fail("the ring refused a command", cdb, cdb_len);
-	if (simhost_reap(h, r, 1, 60000) != 1 || r->tag != tag)
-		fz_fail("no answer within 60 s", cdb, cdb_len);
-}
-
-static int read_lun(struct simhost *h, int lun, uint32_t bs, uint64_t bytes, uint8_t *dst)
-{
-	uint8_t cdb[16];
-	struct simhost_result r;
-	sb_rw16_cdb(cdb, 0x88, 0, (uint32_t)(bytes / bs));
-	for (int tries = 0; tries < 4; tries++) { /* a pending unit attention first */
-		run_cmd(h, lun, cdb, 16, NULL, 0, bytes, &r);
-		int st = r.r.status;
-		if (st == SAM_STAT_GOOD && r.r.data_in_len >= bytes)
-			memcpy(dst, r.r.data_in, bytes);
-		simhost_result_free(&r);
-		if (st == SAM_STAT_GOOD)
-			return 0;
-	}
-	return -1;
-}
-
-/* Put the LUNs' NAAs where the list names them by placeholder (see above). */
-static void xcopy_naas(uint8_t *out, size_t out_len, uint8_t naa[3][16])
-{
-	if (out_len < SB_XCOPY_HDR)
-		return;
-	size_t cl = scsi_get_be16(out + 2);
-	for (size_t at = SB_XCOPY_HDR; at + SB_XCOPY_CSCD_LEN <= out_len && at < SB_XCOPY_HDR + cl;
-	     at += SB_XCOPY_CSCD_LEN) {
-		uint8_t *d = out + at;
-		if (d[0] != 0xE4)
-			continue;
-		for (int l = 0; l < 3; l++) {
-			bool all = true;
-			for (int i = 0; i < 16; i++)
-				all = all && d[8 + i] == FZ_NAA_LUN(l);
-			if (all)
-				memcpy(d + 8, naa[l], 16);
-		}
-	}
-}
 
 static size_t len_of(uint16_t v)
 {
@@ -117,56 +44,19 @@ static size_t len_of(uint16_t v)
 	return n > MAX_LEN ? MAX_LEN : n;
 }
 
-static const char *pool_path(void)
-{
-	static char path[512];
-	if (!path[0]) {
-		const char *tmp = getenv("TMPDIR");
-		snprintf(path, sizeof(path), "%s/vaaid-fuzz-cdb.%d.pool", tmp ? tmp : "/tmp",
-			 (int)getpid());
-	}
-	return path;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *path = pool_path();
-	char err[256];
-	struct simhost *h = NULL;
-	struct vpool_params prm = {.extent_size = 64u << 10};
-	simhost_remove_pool(path);
-	if (simhost_create_pool(path, 8u << 20, &prm, SIMHOST_IO_CRASHSIM, 1, &h, err, sizeof(err))) {
-		fprintf(stderr, "fuzz_cdb: pool: %s\n", err);
-		abort();
-	}
-	uint8_t naa[3][16];
-	if (simhost_volume_create(h, "a", VOL_BYTES, 512) || simhost_volume_create(h, "b", VOL_BYTES, 4096) ||
-	    simhost_volume_create(h, "guard", GUARD_BYTES, 512) || simhost_attach(h, "a", 0) ||
-	    simhost_attach(h, "b", 1) || simhost_attach(h, "guard", 2) ||
-	    simhost_set_visibility(h, 2, 1) || simhost_lun_naa(h, 0, naa[0]) ||
-	    simhost_lun_naa(h, 1, naa[1]) || simhost_lun_naa(h, 2, naa[2]))
-		fz_fail("setting up the LUNs failed", NULL, 0);
-	uint8_t *guard = malloc(GUARD_BYTES), *back = malloc(VOL_BYTES), *out = malloc(MAX_LEN);
-	struct cdb_model m;
-	if (!guard || !back || !out || cm_init(&m, VOL_BYTES / CM_BS) < 0)
-		abort();
-	guard_pattern(guard, GUARD_BYTES);
-	uint8_t cdb[16];
-	struct simhost_result r;
-	sb_rw16_cdb(cdb, 0x8A, 0, GUARD_BYTES / 512);
-	run_cmd(h, 2, cdb, 16, guard, GUARD_BYTES, 0, &r);
-	if (r.r.status != SAM_STAT_GOOD)
-		fz_fail("the guard write failed", cdb, 16);
-	simhost_result_free(&r);
-
+	static uint8_t out[MAX_LEN]; /* scratch, rewritten per command */
+	struct cdb_session s;
+	cs_open(&s);
 	size_t at = 0;
+	uint8_t cdb[16];
 	for (unsigned c = 0; c < MAX_CMDS && size - at >= 6; c++) {
 		uint8_t fl = data[at];
 		size_t cdb_len = 6 + data[at + 1] % 11;
 		size_t out_len = len_of((uint16_t)(data[at + 2] << 8 | data[at + 3]));
 		size_t in_len = len_of((uint16_t)(data[at + 4] << 8 | data[at + 5]));
 		at += 6;
-		int lun = fl & 0x01;
 		memset(cdb, 0, sizeof(cdb));
 		size_t n = size - at < cdb_len ? size - at : cdb_len;
 		memcpy(cdb, data + at, n);
@@ -188,46 +78,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			in_len = 0;
 		}
-		if (cdb[0] == 0x83)
-			xcopy_naas(out, out_len, naa);
-		run_cmd(h, lun, cdb, cdb_len, out, out_len, in_len, &r);
-		char why[160];
-		if (answer_check(&r.r, in_len, why, sizeof(why)) < 0)
-			fz_fail(why, cdb, cdb_len);
-		uint64_t lba, nb, bad;
-		if (lun == 0 && r.r.status == SAM_STAT_GOOD && cm_rw_range(cdb, &lba, &nb) &&
-		    (cdb[0] == 0x08 || cdb[0] == 0x28 || cdb[0] == 0xA8 || cdb[0] == 0x88) &&
-		    r.r.data_in && r.r.data_in_len == nb * CM_BS &&
-		    cm_check(&m, lba, nb, r.r.data_in, &bad) < 0) {
-			snprintf(why, sizeof(why), "a GOOD READ returned block %llu other than written",
-				 (unsigned long long)bad);
-			fz_fail(why, cdb, cdb_len);
-		}
-		if (lun == 0)
-			cm_apply(&m, cdb, out, out_len, &r.r);
-		simhost_result_free(&r);
+		cs_cmd(&s, fl & 0x01, cdb, cdb_len, out, out_len, in_len);
 	}
-
-	if (simhost_verify(h, stderr) != 0)
-		fz_fail("the pool's invariants fail after the input", NULL, 0);
-	uint64_t bad;
-	if (read_lun(h, 2, 512, GUARD_BYTES, back) < 0 || memcmp(back, guard, GUARD_BYTES))
-		fz_fail("the guard LUN changed", NULL, 0);
-	if (read_lun(h, 0, 512, VOL_BYTES, back) < 0)
-		fz_fail("LUN 0 cannot be read back", NULL, 0);
-	if (cm_check(&m, 0, m.nblk, back, &bad) < 0) {
-		char why[96];
-		snprintf(why, sizeof(why), "LUN 0 block %llu holds other data than the model",
-			 (unsigned long long)bad);
-		fz_fail(why, NULL, 0);
-	}
-	if (simhost_close(h) != 0)
-		fz_fail("closing the pool failed", NULL, 0);
-	simhost_remove_pool(path);
-	cm_free(&m);
-	free(guard);
-	free(back);
-	free(out);
+	cs_close(&s);
 	return 0;
 }
 
@@ -318,8 +171,8 @@ int fuzz_make_seeds(const char *dir)
 	sb_rw16_cdb(cdb, 0x8A, 0, 256);
 	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 256, 16, 0);
 	struct sb_cscd cs[2] = {{.block_size = 512}, {.block_size = 4096}};
-	memset(cs[0].naa, FZ_NAA_LUN(0), 16);
-	memset(cs[1].naa, FZ_NAA_LUN(1), 16);
+	memset(cs[0].naa, CS_NAA_LUN(0), 16);
+	memset(cs[1].naa, CS_NAA_LUN(1), 16);
 	struct sb_segment seg[2] = {
 		{.src = 0, .dst = 1, .nblocks = 256, .src_lba = 0, .dst_lba = 0},
 		{.src = 0, .dst = 0, .nblocks = 128, .src_lba = 0, .dst_lba = 1024},

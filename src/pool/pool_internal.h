@@ -205,6 +205,9 @@ uint64_t *pool_validity(const struct vpool *p, uint64_t pext); /* NULL = fully v
 bool pool_granules_valid(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1);
 bool pool_granule_valid(const struct vpool *p, uint64_t pext, uint32_t g);
 int pool_validity_set_empty(struct vpool *p, uint64_t pext);
+/* A bitmap as a checkpoint stores it (bm_words little-endian u64): -EUCLEAN when a
+ * bit past the extent is set or every granule is (a complete bitmap is never kept). */
+int pool_validity_load(struct vpool *p, uint64_t pext, const uint8_t *words);
 int pool_validity_change(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set);
 void pool_validity_drop(struct vpool *p, uint64_t pext);
 /* Is any granule of [g0, g1) valid? */

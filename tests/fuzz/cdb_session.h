@@ -37,7 +37,9 @@ struct cdb_session {
 
 void cs_open(struct cdb_session *s);
 /* Run one command (out: may be changed: NAA placeholders); the result's status
- * is returned (its data freed). */
+ * is returned (its data freed), or -1 when the simulated kernel does not queue
+ * it (a CDB longer than cdb_len says, a transfer past its data area), as LIO
+ * would not. */
 int cs_cmd(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len, uint8_t *out,
 	   size_t out_len, size_t in_len);
 void cs_close(struct cdb_session *s);

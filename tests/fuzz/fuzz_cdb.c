@@ -15,7 +15,9 @@
  * Input: up to 64 commands, each
  *   flags (1 byte): 0x01 LUN 1 (else LUN 0); 0x02 the data-out is its first
  *     16 bytes repeated (large writes from small inputs)
- *   CDB length (1 byte: 6 + value % 11), data-out length and data-in length
+ *   CDB length (1 byte: 6 + value % 11; the bytes taken from the input, the rest
+ *     zeros: the ring carries what the opcode's group says, as LIO), data-out
+ *     length and data-in length
  *     (2 bytes each, big endian: bit 15 set = (value & 7FFFh) x 512 bytes,
  *     else bytes; at most 2 MiB; a command has one direction, as LIO gives it:
  *     data-out wins), the CDB, then the data-out bytes.
@@ -78,7 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			in_len = 0;
 		}
-		cs_cmd(&s, fl & 0x01, cdb, cdb_len, out, out_len, in_len);
+		/* 16 bytes given: the kernel copies what the opcode's group says */
+		cs_cmd(&s, fl & 0x01, cdb, sizeof(cdb), out, out_len, in_len);
 	}
 	cs_close(&s);
 	return 0;

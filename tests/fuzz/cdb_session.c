@@ -95,7 +95,7 @@ static const char *pool_path(void)
 void cs_open(struct cdb_session *s)
 {
 	char err[256];
-	struct vpool_params prm = {.extent_size = 64u << 10};
+	struct vpool_params prm = {.extent_size = 64u << 10, .journal_size = 576u << 10};
 	memset(s, 0, sizeof(*s));
 	simhost_remove_pool(pool_path());
 	if (simhost_create_pool(pool_path(), 8u << 20, &prm, SIMHOST_IO_CRASHSIM, 1, &s->h, err,

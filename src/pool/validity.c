@@ -108,6 +108,8 @@ int pool_validity_change(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n
 {
 	if (g0 >= p->gran_per_ext || n > p->gran_per_ext - g0)
 		return -EUCLEAN;
+	if (n == 0)
+		return 0; /* nothing changes (a clear must not leave a complete bitmap) */
 	uint64_t *bm = pool_validity(p, pext);
 	if (!bm) {
 		if (set)

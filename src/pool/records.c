@@ -108,7 +108,9 @@ int pool_apply_vol_delete(struct vpool *p, uint16_t idx)
 	if (idx >= VPOOL_MAX_VOLUMES || !p->vols[idx])
 		return -EUCLEAN;
 	struct vvol *v = p->vols[idx];
-	for (uint64_t e = 0; e < v->n_vext; e++) {
+	/* Up to the last mapped entry (v->mapped counts them): a large thin volume
+	 * holding little is not scanned to its end. */
+	for (uint64_t e = 0; e < v->n_vext && v->mapped; e++) {
 		if (!v->map[e])
 			continue;
 		int rc = pool_apply_map(p, idx, e, v->map[e], 0, 0);

@@ -1,6 +1,8 @@
 /*
  * A u64 -> pointer hash map with open addressing and linear probing
- * (src/util/hmap.c). Key UINT64_MAX is reserved. Deletion uses backward-shift,
+ * (src/util/hmap.c). Key UINT64_MAX is reserved: hmap_get and hmap_del find
+ * nothing under it, hmap_put refuses it (-EINVAL), so a key read from disk
+ * needs no check of its own to be safe here. Deletion uses backward-shift,
  * so there are no tombstones and lookups stay short.
  */
 #ifndef VAAID_HMAP_H

@@ -68,6 +68,11 @@ struct vsb {
 /* Encode to / decode from a 4 KiB block (decode checks magic, version, crc, sanity). */
 void vsb_encode(const struct vsb *sb, uint8_t *block);
 int vsb_decode(const uint8_t *block, struct vsb *sb);
+/* Recompute the crc of a 4 KiB header block (a superblock copy or the journal
+ * store header) in place, whatever its other fields hold: the one rule
+ * vsb_encode and the journal store header use, exported for the fuzz targets
+ * (tests/fuzz), which damage fields and must get past the checksum. */
+void vsb_seal(uint8_t *block);
 /* Read both copies, return the newest valid one (-EUCLEAN if none). which: copy index. */
 int vsb_read(struct vblk *dev, struct vsb *sb, int *which);
 /* Bump generation and write the copy (generation % 2) with DSYNC (synchronous). */
@@ -179,6 +184,16 @@ uint64_t vjournal_records(const struct vjournal *j);
  * commit that does not match. *end and *next_seq give where to continue
  * writing. rec returns 0 or -errno (an error stops replay and is returned).
  */
+/*
+ * The commit header rule, shared by the journal's writer and the fuzz targets
+ * (tests/fuzz): vj_commit_seal writes the header of the commit at c (its
+ * VJ_HDR_SIZE header followed by payload_len bytes of records) and its crc
+ * over both. vj_commit_peek reads a header back: 0 when the magic matches
+ * (nothing else is checked), -ENODATA otherwise.
+ */
+void vj_commit_seal(uint8_t *c, const uint8_t uuid[16], uint64_t seq, uint32_t payload_len,
+		    uint32_t nrec);
+int vj_commit_peek(const uint8_t *c, uint64_t *seq, uint32_t *payload_len, uint32_t *nrec);
 typedef int (*vj_replay_fn)(void *arg, uint8_t type, uint8_t flags, const uint8_t *payload,
 			    uint16_t len);
 struct vj_replay_result {

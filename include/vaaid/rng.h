@@ -18,4 +18,14 @@ static inline uint64_t vrng_next(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
+/* 64-bit FNV-1a of a string, continuing from h (start: VRNG_FNV_BASIS): the seeds
+ * derived from a commit hash (crash_suite --commit, the seeded CDB fuzz loop). */
+#define VRNG_FNV_BASIS 0xcbf29ce484222325ull
+static inline uint64_t vrng_fnv64(const char *str, uint64_t h)
+{
+	for (; *str; str++)
+		h = (h ^ (uint8_t)*str) * 0x100000001b3ull;
+	return h;
+}
+
 #endif

@@ -58,6 +58,28 @@ struct vjournal {
 /* Header layout: magic 0, uuid 8, seq 24, payload length 32, records 36, crc 40. */
 enum { H_MAGIC = 0, H_UUID = 8, H_SEQ = 24, H_LEN = 32, H_NREC = 36, H_CRC = 40 };
 
+void vj_commit_seal(uint8_t *h, const uint8_t uuid[16], uint64_t seq, uint32_t payload_len,
+		    uint32_t nrec)
+{
+	memset(h, 0, VJ_HDR_SIZE);
+	vput_le64(h + H_MAGIC, VJ_MAGIC);
+	memcpy(h + H_UUID, uuid, 16);
+	vput_le64(h + H_SEQ, seq);
+	vput_le32(h + H_LEN, payload_len);
+	vput_le32(h + H_NREC, nrec);
+	vput_le32(h + H_CRC, vcrc32c(0, h, VJ_HDR_SIZE + payload_len));
+}
+
+int vj_commit_peek(const uint8_t *h, uint64_t *seq, uint32_t *payload_len, uint32_t *nrec)
+{
+	if (vget_le64(h + H_MAGIC) != VJ_MAGIC)
+		return -ENODATA;
+	*seq = vget_le64(h + H_SEQ);
+	*payload_len = vget_le32(h + H_LEN);
+	*nrec = vget_le32(h + H_NREC);
+	return 0;
+}
+
 static void buf_reset(struct vj_buf *b)
 {
 	b->used = VJ_HDR_SIZE;
@@ -259,14 +281,7 @@ static void start_commit(struct vjournal *j)
 	}
 	uint32_t len = (uint32_t)vround_up(b->used, VJ_BLOCK);
 	memset(b->data + b->used, 0, len - b->used);
-	uint8_t *h = b->data;
-	memset(h, 0, VJ_HDR_SIZE);
-	vput_le64(h + H_MAGIC, VJ_MAGIC);
-	memcpy(h + H_UUID, j->uuid, 16);
-	vput_le64(h + H_SEQ, j->open_seq);
-	vput_le32(h + H_LEN, b->used - VJ_HDR_SIZE);
-	vput_le32(h + H_NREC, b->nrec);
-	vput_le32(h + H_CRC, vcrc32c(0, h, b->used));
+	vj_commit_seal(b->data, j->uuid, j->open_seq, b->used - VJ_HDR_SIZE, b->nrec);
 	uint64_t pos = j->wpos;
 	if (pos + len > j->size) {
 		j->used += j->size - pos;

@@ -63,8 +63,10 @@ void vsb_encode(const struct vsb *sb, uint8_t *b)
 	vput_le32(b + O_CKCRC, sb->ckpt_crc);
 	vput_le64(b + O_JSTART, sb->journal_start);
 	vput_le64(b + O_JSEQ, sb->journal_seq);
-	vput_le32(b + CRC_OFF, block_crc(b));
+	vsb_seal(b);
 }
+
+void vsb_seal(uint8_t *b) { vput_le32(b + CRC_OFF, block_crc(b)); }
 
 /* Geometry sanity: every region inside the device, in order, not overlapping. */
 static int vsb_check_geometry(const struct vsb *sb)
@@ -196,7 +198,7 @@ static void vjf_encode(const struct vsb *sb, uint8_t *b)
 	memcpy(b + JF_UUID, sb->uuid, 16);
 	vput_le64(b + JF_JOFF, sb->journal_off);
 	vput_le64(b + JF_JSIZE, sb->journal_size);
-	vput_le32(b + CRC_OFF, block_crc(b));
+	vsb_seal(b);
 }
 
 int vjf_header_write(struct vblk *jdev, const struct vsb *sb)

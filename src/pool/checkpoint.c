@@ -438,12 +438,9 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 		uint64_t pext = vget_le64(r);
 		if (pext >= p->n_ext || !p->refs[pext] || pool_validity(p, pext))
 			return -EUCLEAN;
-		int rc = pool_validity_set_empty(p, pext);
+		int rc = pool_validity_load(p, pext, r + 8);
 		if (rc < 0)
 			return rc;
-		uint64_t *bm = pool_validity(p, pext);
-		for (uint32_t k = 0; k < p->bm_words; k++)
-			bm[k] = vget_le64(r + 8 + 8 * k);
 	}
 	return 0;
 }

@@ -388,6 +388,7 @@ int vpool_open_stores(struct vblk *dev, struct vblk *jdev, unsigned flags, struc
 	struct vj_replay_result res;
 	p->replaying = true;
 	rc = pool_redo_scan(p, p->jdev); /* which DATA records are still live (redo.c) */
+	bool scanned = rc == 0;
 	if (rc == 0)
 		rc = vjournal_replay(p->jdev, &p->sb, pool_replay_record, p, &res);
 	else
@@ -398,7 +399,11 @@ int vpool_open_stores(struct vblk *dev, struct vblk *jdev, unsigned flags, struc
 		rep->commits = res.commits;
 		rep->records = res.records;
 		rep->data_bytes = p->redo_replayed;
-		if (rc < 0)
+		if (rc < 0 && !scanned)
+			snprintf(rep->error, sizeof(rep->error),
+				 "journal from commit %llu (its scan for small writes): %s",
+				 (unsigned long long)p->sb.journal_seq, strerror(-rc));
+		else if (rc < 0)
 			snprintf(rep->error, sizeof(rep->error),
 				 "journal commit %llu (record %llu of the replay): %s",
 				 (unsigned long long)res.next_seq, (unsigned long long)res.records,
@@ -667,7 +672,7 @@ int vpool_volume_create(struct vpool *p, const char *name, uint64_t size, uint32
 	if (!valid_name(name) || (block_size != 512 && block_size != 4096) || !size)
 		return -EINVAL;
 	size = vround_up(size, block_size);
-	if (size / p->ext > (1ull << 40))
+	if (!pool_vol_size_ok(p, size))
 		return -EFBIG;
 	if (vpool_volume_find(p, name))
 		return -EEXIST;
@@ -783,7 +788,7 @@ int vvol_grow(struct vvol *v, uint64_t size)
 		return -EINVAL; /* shrinking would cut data off: never */
 	if (size == v->size)
 		return 0;
-	if (size / p->ext > (1ull << 40))
+	if (!pool_vol_size_ok(p, size))
 		return -EFBIG;
 	return log_sync(p, pool_log_vol_resize, v, size);
 }

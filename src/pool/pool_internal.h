@@ -205,12 +205,22 @@ uint64_t *pool_validity(const struct vpool *p, uint64_t pext); /* NULL = fully v
 bool pool_granules_valid(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1);
 bool pool_granule_valid(const struct vpool *p, uint64_t pext, uint32_t g);
 int pool_validity_set_empty(struct vpool *p, uint64_t pext);
+/* A bitmap as a checkpoint stores it (bm_words little-endian u64): -EUCLEAN when a
+ * bit past the extent is set or every granule is (a complete bitmap is never kept). */
+int pool_validity_load(struct vpool *p, uint64_t pext, const uint8_t *words);
 int pool_validity_change(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set);
 void pool_validity_drop(struct vpool *p, uint64_t pext);
 /* Is any granule of [g0, g1) valid? */
 bool pool_any_valid(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1);
 
 /* records.c: apply (memory only) */
+/* The largest volume: 2^40 extents (its map alone is then 8 TiB of address space).
+ * Creating or growing past it is refused (-EFBIG); a checkpoint or journal record
+ * naming a larger volume is damage (-EUCLEAN), never an allocation attempted. */
+static inline bool pool_vol_size_ok(const struct vpool *p, uint64_t size)
+{
+	return size / p->ext <= (1ull << 40);
+}
 int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
 			  uint32_t block_size, const uint8_t naa[16], const char *serial);
 /* Live, extents whose last reference goes are queued to be freed once the

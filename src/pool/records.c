@@ -38,7 +38,8 @@ int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint6
 			  uint32_t block_size, const uint8_t naa[16], const char *serial)
 {
 	if (idx >= VPOOL_MAX_VOLUMES || p->vols[idx] || (block_size != 512 && block_size != 4096) ||
-	    !size || size % block_size || strlen(name) == 0 || strlen(name) > VPOOL_NAME_MAX)
+	    !size || size % block_size || !pool_vol_size_ok(p, size) || strlen(name) == 0 ||
+	    strlen(name) > VPOOL_NAME_MAX)
 		return -EUCLEAN;
 	for (unsigned i = 0; i < p->n_vols; i++)
 		if (!strcmp(p->vols[p->order[i]]->name, name))
@@ -74,7 +75,7 @@ int pool_apply_vol_resize(struct vpool *p, uint16_t idx, uint64_t size)
 	if (idx >= VPOOL_MAX_VOLUMES || !p->vols[idx])
 		return -EUCLEAN;
 	struct vvol *v = p->vols[idx];
-	if (size < v->size || size % v->block_size)
+	if (size < v->size || size % v->block_size || !pool_vol_size_ok(p, size))
 		return -EUCLEAN;
 	uint64_t n = (size + p->ext - 1) / p->ext;
 	if (n > v->n_vext) {
@@ -107,7 +108,9 @@ int pool_apply_vol_delete(struct vpool *p, uint16_t idx)
 	if (idx >= VPOOL_MAX_VOLUMES || !p->vols[idx])
 		return -EUCLEAN;
 	struct vvol *v = p->vols[idx];
-	for (uint64_t e = 0; e < v->n_vext; e++) {
+	/* Up to the last mapped entry (v->mapped counts them): a large thin volume
+	 * holding little is not scanned to its end. */
+	for (uint64_t e = 0; e < v->n_vext && v->mapped; e++) {
 		if (!v->map[e])
 			continue;
 		int rc = pool_apply_map(p, idx, e, v->map[e], 0, 0);

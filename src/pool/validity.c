@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "pool_internal.h"
+#include "vaaid/endian.h"
 
 static inline bool partial_get(const struct vpool *p, uint64_t pext)
 {
@@ -78,10 +79,37 @@ int pool_validity_set_empty(struct vpool *p, uint64_t pext)
 	return bitmap_new(p, pext, false) ? 0 : -ENOMEM;
 }
 
+int pool_validity_load(struct vpool *p, uint64_t pext, const uint8_t *words)
+{
+	bool full = true;
+	for (uint32_t k = 0; k < p->bm_words; k++) {
+		uint64_t w = vget_le64(words + 8 * k);
+		for (uint32_t b = 0; b < 64; b++) {
+			uint32_t g = k * 64 + b;
+			bool set = w >> b & 1;
+			if (set && g >= p->gran_per_ext)
+				return -EUCLEAN; /* a granule past the extent */
+			if (!set && g < p->gran_per_ext)
+				full = false;
+		}
+	}
+	if (full)
+		return -EUCLEAN; /* a complete bitmap is dropped, never stored */
+	int rc = pool_validity_set_empty(p, pext);
+	if (rc < 0)
+		return rc;
+	uint64_t *bm = pool_validity(p, pext);
+	for (uint32_t k = 0; k < p->bm_words; k++)
+		bm[k] = vget_le64(words + 8 * k);
+	return 0;
+}
+
 int pool_validity_change(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set)
 {
 	if (g0 >= p->gran_per_ext || n > p->gran_per_ext - g0)
 		return -EUCLEAN;
+	if (n == 0)
+		return 0; /* nothing changes (a clear must not leave a complete bitmap) */
 	uint64_t *bm = pool_validity(p, pext);
 	if (!bm) {
 		if (set)

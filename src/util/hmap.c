@@ -46,6 +46,8 @@ void hmap_free(struct hmap *m)
 
 void *hmap_get(const struct hmap *m, uint64_t key)
 {
+	if (key == EMPTY)
+		return NULL; /* reserved: it would match a free slot */
 	size_t mask = m->cap - 1;
 	for (size_t i = hash64(key) & mask;; i = (i + 1) & mask) {
 		if (m->slots[i].key == key)
@@ -71,6 +73,8 @@ static int grow(struct hmap *m)
 
 int hmap_put(struct hmap *m, uint64_t key, void *val)
 {
+	if (key == EMPTY)
+		return -EINVAL;
 	if ((m->n + 1) * 4 > m->cap * 3 && grow(m) < 0)
 		return -ENOMEM;
 	size_t mask = m->cap - 1;
@@ -90,6 +94,8 @@ int hmap_put(struct hmap *m, uint64_t key, void *val)
 
 void *hmap_del(struct hmap *m, uint64_t key)
 {
+	if (key == EMPTY)
+		return NULL;
 	size_t mask = m->cap - 1, i = hash64(key) & mask;
 	while (m->slots[i].key != key) {
 		if (m->slots[i].key == EMPTY)

@@ -1489,14 +1489,6 @@ static void one_point(struct suite *s)
 	check_all(s, "recovery");
 }
 
-/* 64-bit FNV-1a of a string, for seeds derived from a commit. */
-static uint64_t fnv64(const char *str, uint64_t h)
-{
-	for (; *str; str++)
-		h = (h ^ (uint8_t)*str) * 0x100000001b3ull;
-	return h;
-}
-
 static void usage(void)
 {
 	fprintf(stderr, "usage: crash_suite [--fault tear|trash|alloc] [--points N] [--seed S | --commit "
@@ -1555,9 +1547,9 @@ int main(int argc, char **argv)
 	if (seed_given) {
 		snprintf(how, sizeof(how), "given");
 	} else if (commit && *commit) {
-		uint64_t h = fnv64(commit, 0xcbf29ce484222325ull);
-		h = fnv64(fault_name[s.fault], h ^ salt * 0x9E3779B97F4A7C15ull);
-		h = fnv64(s.whole ? "whole" : "", h);
+		uint64_t h = vrng_fnv64(commit, VRNG_FNV_BASIS);
+		h = vrng_fnv64(fault_name[s.fault], h ^ salt * 0x9E3779B97F4A7C15ull);
+		h = vrng_fnv64(s.whole ? "whole" : "", h);
 		s.seed = vrng_next(&h);
 		snprintf(how, sizeof(how), "from commit %.40s, salt %" PRIu64, commit, salt);
 	} else {

@@ -28,8 +28,11 @@
  *
  * Run twice: with partial-granule writes as detected for the pool file, and
  * with them forced to whole-granule read-modify-writes (datapath.c).
- * Seeded and reproducible: VAAID_FUZZ_SEED (default 1) and VAAID_FUZZ_OPS
- * (default 3000) override; the seed is printed.
+ * Seeded and reproducible: the seed is derived from the commit under test
+ * (tests/crash/run-suite passes --commit "$(git rev-parse HEAD)" at test time, as
+ * for the crash suite: each commit runs other commands), fixed (1) without one;
+ * VAAID_FUZZ_SEED and VAAID_FUZZ_OPS (default 3000) override; the seed is
+ * printed, and VAAID_FUZZ_SEED=S replays a red run.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -44,6 +47,7 @@
 
 #include <cmocka.h>
 
+#include "answer_check.h"
 #include "simhost_test_env.h"
 #include "vaaid/rng.h"
 #include "vaaid/scsi.h"
@@ -487,32 +491,22 @@ static void mutate(struct fuzz *f, struct cmd *c)
 	}
 }
 
-/* The answer must be one a correct target gives. */
+/* The answer must be one a correct target gives (answer_check.h). */
 static void check_answer(struct fuzz *f, const struct cmd *c, const struct simhost_result *r)
 {
 	const struct simk_result *k = &r->r;
-	if (k->status == SAM_STAT_GOOD) {
-		f->kinds_good[c->kind]++;
-		assert_true(k->data_in_len <= c->in_len || c->in_len == 0);
-		return;
-	}
-	if (k->status == SAM_STAT_TASK_SET_FULL)
-		return;
-	if (k->status != SAM_STAT_CHECK_CONDITION) {
-		fprintf(stderr, "status %02xh for CDB %02x (kind %d)\n", k->status, c->cdb[0], c->kind);
-		fail();
-	}
-	f->kinds_cc[c->kind]++;
-	uint8_t sk = k->sense[2] & 0x0F;
-	if ((k->sense[0] & 0x7F) != 0x70 || k->sense[7] < 0x0A || sk == SK_NO_SENSE ||
-	    sk == SK_MEDIUM_ERROR || sk == SK_HARDWARE_ERROR) {
-		fprintf(stderr, "bad sense %02x key %xh %02xh/%02xh for CDB", k->sense[0], sk,
-			k->sense[12], k->sense[13]);
+	char why[160];
+	if (answer_check(k, c->in_len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "%s for CDB", why);
 		for (size_t i = 0; i < c->cdb_len; i++)
 			fprintf(stderr, " %02x", c->cdb[i]);
-		fprintf(stderr, " (out %zu, in %zu)\n", c->out_len, c->in_len);
+		fprintf(stderr, " (kind %d, out %zu, in %zu)\n", c->kind, c->out_len, c->in_len);
 		fail();
 	}
+	if (k->status == SAM_STAT_GOOD)
+		f->kinds_good[c->kind]++;
+	else if (k->status == SAM_STAT_CHECK_CONDITION)
+		f->kinds_cc[c->kind]++;
 }
 
 /* A synchronous command on any LUN; returns its status, data-in copied to in. */
@@ -585,16 +579,23 @@ static void check_lba_status(struct simhost *h, int lun, uint32_t bs, uint64_t n
 	}
 }
 
+/* The commit under test (--commit HASH, from tests/crash/run-suite), or NULL. Set
+ * once by main before the tests run, read only after. */
+static const char *the_commit;
+
 /* whole: partial-granule writes in place as read-modify-writes (-1: as detected) */
 static void cdb_fuzz(int whole)
 {
 	struct fuzz *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
 	const char *s = getenv("VAAID_FUZZ_SEED"), *o = getenv("VAAID_FUZZ_OPS");
-	uint64_t seed = s ? strtoull(s, NULL, 0) : 1;
+	uint64_t ch = the_commit ? vrng_fnv64(the_commit, VRNG_FNV_BASIS) : 0;
+	uint64_t seed = s ? strtoull(s, NULL, 0) : the_commit ? vrng_next(&ch) : 1;
 	unsigned ops = o ? (unsigned)strtoul(o, NULL, 0) : 3000;
 	f->rng = seed;
-	fprintf(stderr, "cdb fuzz: seed %llu, %u commands\n", (unsigned long long)seed, ops);
+	fprintf(stderr, "cdb fuzz: seed %llu (%s%.40s), %u commands\n", (unsigned long long)seed,
+		s ? "VAAID_FUZZ_SEED" : the_commit ? "from commit " : "fixed: no commit known",
+		!s && the_commit ? the_commit : "", ops);
 
 	char path[512];
 	struct vpool_params prm = {.extent_size = 64u << 10};
@@ -731,8 +732,10 @@ static void test_cdb_fuzz_whole_granules(void **state)
 	cdb_fuzz(1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--commit"))
+		the_commit = argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cdb_fuzz),
 		cmocka_unit_test(test_cdb_fuzz_whole_granules),

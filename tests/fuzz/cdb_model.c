@@ -1,0 +1,168 @@
+/* The data model of fuzz_cdb's fuzzed LUN (see cdb_model.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdb_model.h"
+#include "vaaid/scsi.h"
+
+int cm_init(struct cdb_model *m, uint64_t nblk)
+{
+	m->nblk = nblk;
+	m->data = calloc(nblk, CM_BS);
+	m->state = calloc(nblk, 1);
+	if (!m->data || !m->state) {
+		cm_free(m);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void cm_free(struct cdb_model *m)
+{
+	free(m->data);
+	free(m->state);
+	m->data = m->state = NULL;
+}
+
+bool cm_rw_range(const uint8_t *cdb, uint64_t *lba, uint64_t *n)
+{
+	switch (cdb[0]) {
+	case 0x08: case 0x0A: /* READ(6), WRITE(6) */
+		*lba = (uint64_t)(cdb[1] & 0x1F) << 16 | (uint64_t)cdb[2] << 8 | cdb[3];
+		*n = cdb[4] ? cdb[4] : 256;
+		return true;
+	case 0x28: case 0x2A: case 0x2E: /* READ(10), WRITE(10), WRITE AND VERIFY(10) */
+		*lba = scsi_get_be32(cdb + 2);
+		*n = scsi_get_be16(cdb + 7);
+		return true;
+	case 0xA8: case 0xAA: /* READ(12), WRITE(12) */
+		*lba = scsi_get_be32(cdb + 2);
+		*n = scsi_get_be32(cdb + 6);
+		return true;
+	case 0x88: case 0x8A: case 0x8E: /* READ(16), WRITE(16), WRITE AND VERIFY(16) */
+		*lba = scsi_get_be64(cdb + 2);
+		*n = scsi_get_be32(cdb + 10);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_write(uint8_t op)
+{
+	return op == 0x0A || op == 0x2A || op == 0xAA || op == 0x8A || op == 0x2E || op == 0x8E;
+}
+
+/* Commands that never change a block's data, whatever their fields. */
+static bool is_read_only(uint8_t op)
+{
+	static const uint8_t ro[] = {
+		0x00, 0x03, 0x08, 0x12, 0x15, 0x1A, 0x1B, 0x1E, 0x25, 0x28, 0x2F, 0x35, 0x4D,
+		0x55, 0x5A, 0x84, 0x88, 0x8F, 0x91, 0x9E, 0xA0, 0xA3, 0xA8,
+	};
+	for (size_t i = 0; i < sizeof(ro); i++)
+		if (ro[i] == op)
+			return true;
+	return false;
+}
+
+/* Set blocks [lba, lba + n) (clipped to the volume) to state s, data from src (NULL: keep). */
+static void set_range(struct cdb_model *m, uint64_t lba, uint64_t n, enum cm_state s,
+		      const uint8_t *src, size_t src_stride)
+{
+	for (uint64_t i = 0; i < n && lba < m->nblk && lba + i < m->nblk; i++) {
+		m->state[lba + i] = (uint8_t)s;
+		if (src)
+			memcpy(m->data + (lba + i) * CM_BS, src + i * src_stride, CM_BS);
+	}
+}
+
+static void all_unknown(struct cdb_model *m) { memset(m->state, CM_UNKNOWN, m->nblk); }
+
+/* UNMAP's block descriptors (SBC-4 5.31.2), each range to state s. */
+static void unmap_ranges(struct cdb_model *m, const uint8_t *out, size_t out_len, enum cm_state s)
+{
+	if (out_len < 8)
+		return;
+	size_t n = scsi_get_be16(out + 2) / 16;
+	if (n > (out_len - 8) / 16)
+		n = (out_len - 8) / 16;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *d = out + 8 + 16 * i;
+		set_range(m, scsi_get_be64(d), scsi_get_be32(d + 8), s, NULL, 0);
+	}
+}
+
+void cm_apply(struct cdb_model *m, const uint8_t *cdb, const uint8_t *out, size_t out_len,
+	      const struct simk_result *k)
+{
+	uint8_t op = cdb[0], sk = k->sense[2] & 0x0F;
+	bool good = k->status == SAM_STAT_GOOD;
+	if (k->status == SAM_STAT_TASK_SET_FULL || is_read_only(op))
+		return;
+	if (!good && sk == SK_ILLEGAL_REQUEST)
+		return; /* refused before anything was done */
+	uint64_t lba, n;
+	static const uint8_t zero[CM_BS];
+	if (is_write(op) && cm_rw_range(cdb, &lba, &n)) {
+		if (good && out_len == n * CM_BS)
+			set_range(m, lba, n, CM_KNOWN, out, CM_BS);
+		else
+			set_range(m, lba, n, CM_UNKNOWN, NULL, 0);
+		return;
+	}
+	if (op == 0x41 || op == 0x93) { /* WRITE SAME(10) / (16) */
+		bool sixteen = op == 0x93;
+		lba = sixteen ? scsi_get_be64(cdb + 2) : scsi_get_be32(cdb + 2);
+		n = sixteen ? scsi_get_be32(cdb + 10) : scsi_get_be16(cdb + 7);
+		bool ndob = sixteen && (cdb[1] & 0x01);
+		if (n == 0) /* to the end of the medium (WSNZ 0) */
+			n = m->nblk > lba ? m->nblk - lba : 0;
+		if (!good || (cdb[1] & 0x06) || (!ndob && out_len < CM_BS)) {
+			set_range(m, lba, n, CM_UNKNOWN, NULL, 0);
+			return;
+		}
+		const uint8_t *blk = ndob ? zero : out;
+		for (uint64_t i = 0; i < n && lba + i < m->nblk; i++)
+			set_range(m, lba + i, 1, CM_KNOWN, blk, 0);
+		return;
+	}
+	if (op == 0x42) { /* UNMAP: the blocks read zeros, or keep their data (advisory) */
+		unmap_ranges(m, out, out_len, good ? CM_ZERO_OR_KNOWN : CM_UNKNOWN);
+		if (good)
+			for (uint64_t b = 0; b < m->nblk; b++)
+				if (m->state[b] == CM_ZERO_OR_KNOWN &&
+				    !memcmp(m->data + b * CM_BS, zero, CM_BS))
+					m->state[b] = CM_KNOWN;
+		return;
+	}
+	if (op == 0x89) { /* COMPARE AND WRITE: the second half of the data-out is written */
+		lba = scsi_get_be64(cdb + 2);
+		n = cdb[13];
+		if (!good && sk == SK_MISCOMPARE)
+			return;
+		if (good && out_len == 2 * n * CM_BS)
+			set_range(m, lba, n, CM_KNOWN, out + n * CM_BS, CM_BS);
+		else
+			set_range(m, lba, n, CM_UNKNOWN, NULL, 0);
+		return;
+	}
+	all_unknown(m); /* EXTENDED COPY, or an opcode the model does not follow */
+}
+
+int cm_check(const struct cdb_model *m, uint64_t lba, uint64_t n, const uint8_t *got, uint64_t *bad)
+{
+	static const uint8_t zero[CM_BS];
+	for (uint64_t i = 0; i < n && lba + i < m->nblk; i++) {
+		uint64_t b = lba + i;
+		const uint8_t *g = got + i * CM_BS, *want = m->data + b * CM_BS;
+		bool ok = m->state[b] == CM_UNKNOWN || !memcmp(g, want, CM_BS) ||
+			  (m->state[b] == CM_ZERO_OR_KNOWN && !memcmp(g, zero, CM_BS));
+		if (!ok) {
+			*bad = b;
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,176 @@
+/* The SCSI fuzz targets' session (see cdb_session.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "answer_check.h"
+#include "cdb_session.h"
+#include "scsi_build.h"
+#include "vaaid/scsi.h"
+
+_Noreturn void cs_fail(const char *what, const uint8_t *cdb, size_t cdb_len)
+{
+	fprintf(stderr, "fuzz (SCSI): FINDING: %s; CDB", what);
+	for (size_t i = 0; cdb && i < cdb_len; i++)
+		fprintf(stderr, " %02x", cdb[i]);
+	fprintf(stderr, "\n");
+	abort();
+}
+
+static void guard_pattern(uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 131u + 7u + (i >> 12));
+}
+
+/* One command, waited for; r's data is the caller's to free (simhost_result_free).
+ * -EINVAL / -E2BIG: the simulated kernel did not queue it, as LIO would not (a CDB
+ * longer than the bytes given, a transfer past the data area): nothing to check. */
+static int run_cmd(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,
+		   const uint8_t *out, size_t out_len, size_t in_len, struct simhost_result *r)
+{
+	uint64_t tag;
+	int rc = simhost_submit(h, lun, cdb, cdb_len, out_len ? out : NULL, out_len, in_len, &tag);
+	if (rc == -EINVAL || rc == -E2BIG)
+		return rc;
+	if (rc < 0)
+		cs_fail("the ring refused a command", cdb, cdb_len);
+	if (simhost_reap(h, r, 1, 60000) != 1 || r->tag != tag)
+		cs_fail("no answer within 60 s", cdb, cdb_len);
+	return 0;
+}
+
+static int read_lun(struct simhost *h, int lun, uint32_t bs, uint64_t bytes, uint8_t *dst)
+{
+	uint8_t cdb[16];
+	struct simhost_result r;
+	sb_rw16_cdb(cdb, 0x88, 0, (uint32_t)(bytes / bs));
+	for (int tries = 0; tries < 4; tries++) { /* a pending unit attention first */
+		if (run_cmd(h, lun, cdb, 16, NULL, 0, bytes, &r) < 0)
+			return -1;
+		int st = r.r.status;
+		if (st == SAM_STAT_GOOD && r.r.data_in_len >= bytes)
+			memcpy(dst, r.r.data_in, bytes);
+		simhost_result_free(&r);
+		if (st == SAM_STAT_GOOD)
+			return 0;
+	}
+	return -1;
+}
+
+/* Put the LUNs' NAAs where an EXTENDED COPY list names them by placeholder. */
+static void xcopy_naas(uint8_t *out, size_t out_len, uint8_t naa[3][16])
+{
+	if (out_len < SB_XCOPY_HDR)
+		return;
+	size_t cl = scsi_get_be16(out + 2);
+	for (size_t at = SB_XCOPY_HDR; at + SB_XCOPY_CSCD_LEN <= out_len && at < SB_XCOPY_HDR + cl;
+	     at += SB_XCOPY_CSCD_LEN) {
+		uint8_t *d = out + at;
+		if (d[0] != 0xE4)
+			continue;
+		for (int l = 0; l < 3; l++) {
+			bool all = true;
+			for (int i = 0; i < 16; i++)
+				all = all && d[8 + i] == CS_NAA_LUN(l);
+			if (all)
+				memcpy(d + 8, naa[l], 16);
+		}
+	}
+}
+
+static const char *pool_path(void)
+{
+	static char path[512]; /* one per process, made once */
+	if (!path[0]) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(path, sizeof(path), "%s/vaaid-fuzz-cdb.%d.pool", tmp ? tmp : "/tmp",
+			 (int)getpid());
+	}
+	return path;
+}
+
+void cs_open(struct cdb_session *s)
+{
+	char err[256];
+	struct vpool_params prm = {.extent_size = 64u << 10, .journal_size = 576u << 10};
+	memset(s, 0, sizeof(*s));
+	simhost_remove_pool(pool_path());
+	if (simhost_create_pool(pool_path(), 8u << 20, &prm, SIMHOST_IO_CRASHSIM, 1, &s->h, err,
+				sizeof(err))) {
+		fprintf(stderr, "fuzz (SCSI): pool: %s\n", err);
+		abort();
+	}
+	struct simhost *h = s->h;
+	if (simhost_volume_create(h, "a", CS_VOL_BYTES, 512) ||
+	    simhost_volume_create(h, "b", CS_VOL_BYTES, 4096) ||
+	    simhost_volume_create(h, "guard", CS_GUARD_BYTES, 512) || simhost_attach(h, "a", 0) ||
+	    simhost_attach(h, "b", 1) || simhost_attach(h, "guard", 2) ||
+	    simhost_set_visibility(h, 2, 1) || simhost_lun_naa(h, 0, s->naa[0]) ||
+	    simhost_lun_naa(h, 1, s->naa[1]) || simhost_lun_naa(h, 2, s->naa[2]))
+		cs_fail("setting up the LUNs failed", NULL, 0);
+	s->guard = malloc(CS_GUARD_BYTES);
+	s->back = malloc(CS_VOL_BYTES);
+	if (!s->guard || !s->back || cm_init(&s->m, CS_VOL_BYTES / CM_BS) < 0)
+		abort();
+	guard_pattern(s->guard, CS_GUARD_BYTES);
+	uint8_t cdb[16];
+	struct simhost_result r;
+	sb_rw16_cdb(cdb, 0x8A, 0, CS_GUARD_BYTES / 512);
+	if (run_cmd(h, 2, cdb, 16, s->guard, CS_GUARD_BYTES, 0, &r) < 0 ||
+	    r.r.status != SAM_STAT_GOOD)
+		cs_fail("the guard write failed", cdb, 16);
+	simhost_result_free(&r);
+}
+
+int cs_cmd(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len, uint8_t *out,
+	   size_t out_len, size_t in_len)
+{
+	struct simhost_result r;
+	if (cdb[0] == 0x83)
+		xcopy_naas(out, out_len, s->naa);
+	if (run_cmd(s->h, lun, cdb, cdb_len, out, out_len, in_len, &r) < 0)
+		return -1;
+	char why[160];
+	if (answer_check(&r.r, in_len, why, sizeof(why)) < 0)
+		cs_fail(why, cdb, cdb_len);
+	uint64_t lba, nb, bad;
+	if (lun == 0 && r.r.status == SAM_STAT_GOOD && cm_rw_range(cdb, &lba, &nb) &&
+	    (cdb[0] == 0x08 || cdb[0] == 0x28 || cdb[0] == 0xA8 || cdb[0] == 0x88) && r.r.data_in &&
+	    r.r.data_in_len == nb * CM_BS && cm_check(&s->m, lba, nb, r.r.data_in, &bad) < 0) {
+		snprintf(why, sizeof(why), "a GOOD READ returned block %llu other than written",
+			 (unsigned long long)bad);
+		cs_fail(why, cdb, cdb_len);
+	}
+	if (lun == 0 || cdb[0] == 0x83) /* a copy received by LUN 1 may write LUN 0 */
+		cm_apply(&s->m, cdb, out, out_len, &r.r);
+	int st = r.r.status;
+	simhost_result_free(&r);
+	return st;
+}
+
+void cs_close(struct cdb_session *s)
+{
+	uint64_t bad;
+	if (simhost_verify(s->h, stderr) != 0)
+		cs_fail("the pool's invariants fail after the input", NULL, 0);
+	if (read_lun(s->h, 2, 512, CS_GUARD_BYTES, s->back) < 0 ||
+	    memcmp(s->back, s->guard, CS_GUARD_BYTES))
+		cs_fail("the guard LUN changed", NULL, 0);
+	if (read_lun(s->h, 0, 512, CS_VOL_BYTES, s->back) < 0)
+		cs_fail("LUN 0 cannot be read back", NULL, 0);
+	if (cm_check(&s->m, 0, s->m.nblk, s->back, &bad) < 0) {
+		char why[96];
+		snprintf(why, sizeof(why), "LUN 0 block %llu holds other data than the model",
+			 (unsigned long long)bad);
+		cs_fail(why, NULL, 0);
+	}
+	if (simhost_close(s->h) != 0)
+		cs_fail("closing the pool failed", NULL, 0);
+	simhost_remove_pool(pool_path());
+	cm_free(&s->m);
+	free(s->guard);
+	free(s->back);
+}

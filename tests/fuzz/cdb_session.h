@@ -1,0 +1,48 @@
+/*
+ * The SCSI fuzz targets' session (fuzz_cdb and the parameter-list targets
+ * fuzz_xcopy_list, fuzz_mode_select, fuzz_caw_data, fuzz_write_same_block):
+ * a fresh pool per input, served through the real ring and dispatch (simhost
+ * on the crashsim device, in a file of this process under $TMPDIR), with
+ * LUN 0 (1 MiB, 512-byte blocks) and LUN 1 (1 MiB, 4096-byte blocks)
+ * co-visible and taking the commands, and LUN 2 (the guard, another visibility
+ * group) written with a pattern first and never given a fuzzed command.
+ * cs_cmd runs one command and checks its answer as the seeded loop does
+ * (answer_check) and, on LUN 0, against the data model (cdb_model.h: a GOOD
+ * READ must return what it allows); cs_close checks the pool's invariants
+ * (simhost_verify), the guard, LUN 0 against the model, and closes. A
+ * violation aborts with a FINDING line.
+ */
+#ifndef VAAID_FUZZ_CDB_SESSION_H
+#define VAAID_FUZZ_CDB_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cdb_model.h"
+#include "simhost.h"
+
+#define CS_VOL_BYTES (1u << 20)
+#define CS_GUARD_BYTES (64u << 10)
+/* In an EXTENDED COPY parameter list, an identification CSCD descriptor whose
+ * designator is CS_NAA_LUN(n) 16 times names LUN n: cs_cmd puts that LUN's NAA
+ * (random per pool) there, so that inputs reproduce. */
+#define CS_NAA_LUN(n) (0xA0 + (n))
+
+struct cdb_session {
+	struct simhost *h;
+	uint8_t naa[3][16];
+	uint8_t *guard, *back;
+	struct cdb_model m;
+};
+
+void cs_open(struct cdb_session *s);
+/* Run one command (out: may be changed: NAA placeholders); the result's status
+ * is returned (its data freed), or -1 when the simulated kernel does not queue
+ * it (a CDB longer than cdb_len says, a transfer past its data area), as LIO
+ * would not. */
+int cs_cmd(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len, uint8_t *out,
+	   size_t out_len, size_t in_len);
+void cs_close(struct cdb_session *s);
+_Noreturn void cs_fail(const char *what, const uint8_t *cdb, size_t cdb_len);
+
+#endif

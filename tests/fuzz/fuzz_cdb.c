@@ -1,0 +1,222 @@
+/*
+ * fuzz_cdb: SCSI commands (CDB + data-out) through the real ring code and
+ * dispatch on a real pool (issue 24).
+ *
+ * Each input starts from a fresh pool (cdb_session.h), so a finding
+ * reproduces from its input alone: LUN 0 (1 MiB, 512-byte blocks) and LUN 1
+ * (1 MiB, 4096-byte blocks) are co-visible and take the commands; LUN 2 (the
+ * guard, another visibility group) is written with a pattern first and never
+ * receives one. The commands run one at a time, each checked as the seeded
+ * loop checks them (answer_check: status, fixed-format sense, data-in within
+ * its buffer); LUN 0 has a data model (cdb_model.h): a GOOD READ of it must
+ * return what the model allows, and so must all of it at the end. After the
+ * input: the pool's invariants (simhost_verify), the guard unchanged.
+ *
+ * Input: up to 64 commands, each
+ *   flags (1 byte): 0x01 LUN 1 (else LUN 0); 0x02 the data-out is its first
+ *     16 bytes repeated (large writes from small inputs)
+ *   CDB length (1 byte: 6 + value % 11; the bytes taken from the input, the rest
+ *     zeros: the ring carries what the opcode's group says, as LIO), data-out
+ *     length and data-in length
+ *     (2 bytes each, big endian: bit 15 set = (value & 7FFFh) x 512 bytes,
+ *     else bytes; at most 2 MiB; a command has one direction, as LIO gives it:
+ *     data-out wins), the CDB, then the data-out bytes.
+ * In an EXTENDED COPY parameter list, an identification CSCD descriptor whose
+ * 16-byte designator is CS_NAA_LUN(n) repeated names LUN n: the session puts
+ * that LUN's NAA there (they are random per pool).
+ * Seeds: the commands of each kind the seeded loop builds, well-formed (READ,
+ * WRITE, WRITE SAME, UNMAP, COMPARE AND WRITE, EXTENDED COPY as ESXi sends it,
+ * RECEIVE COPY RESULTS, GET LBA STATUS, INQUIRY, MODE SENSE / SELECT, ...).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdb_session.h"
+#include "scsi_build.h"
+#include "seeds.h"
+#include "vaaid/scsi.h"
+
+#define MAX_CMDS 64
+#define MAX_LEN (2u << 20)
+
+static size_t len_of(uint16_t v)
+{
+	size_t n = v & 0x8000 ? (size_t)(v & 0x7FFF) * 512 : v;
+	return n > MAX_LEN ? MAX_LEN : n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint8_t out[MAX_LEN]; /* scratch, rewritten per command */
+	struct cdb_session s;
+	cs_open(&s);
+	size_t at = 0;
+	uint8_t cdb[16];
+	for (unsigned c = 0; c < MAX_CMDS && size - at >= 6; c++) {
+		uint8_t fl = data[at];
+		size_t cdb_len = 6 + data[at + 1] % 11;
+		size_t out_len = len_of((uint16_t)(data[at + 2] << 8 | data[at + 3]));
+		size_t in_len = len_of((uint16_t)(data[at + 4] << 8 | data[at + 5]));
+		at += 6;
+		memset(cdb, 0, sizeof(cdb));
+		size_t n = size - at < cdb_len ? size - at : cdb_len;
+		memcpy(cdb, data + at, n);
+		at += n;
+		if (cdb[0] == 0x7F) /* variable length: the ring carries 16 bytes */
+			cdb[7] %= 9;
+		if (out_len) {
+			size_t have = size - at;
+			if (fl & 0x02) {
+				size_t pat = have < 16 ? have : 16;
+				for (size_t i = 0; i < out_len; i++)
+					out[i] = pat ? data[at + i % pat] : 0;
+				at += pat;
+			} else {
+				if (out_len > have)
+					out_len = have;
+				memcpy(out, data + at, out_len);
+				at += out_len;
+			}
+			in_len = 0;
+		}
+		/* 16 bytes given: the kernel copies what the opcode's group says */
+		cs_cmd(&s, fl & 0x01, cdb, sizeof(cdb), out, out_len, in_len);
+	}
+	cs_close(&s);
+	return 0;
+}
+
+/* ---- seeds: one well-formed command per kind */
+struct seed_buf {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void put_cmd(struct seed_buf *s, uint8_t fl, const uint8_t *cdb, size_t cdb_len,
+		    const uint8_t *out, uint16_t out_spec, size_t out_bytes, uint16_t in_spec)
+{
+	uint8_t *p = s->b + s->n;
+	p[0] = fl;
+	p[1] = (uint8_t)(cdb_len - 6);
+	p[2] = (uint8_t)(out_spec >> 8);
+	p[3] = (uint8_t)out_spec;
+	p[4] = (uint8_t)(in_spec >> 8);
+	p[5] = (uint8_t)in_spec;
+	memcpy(p + 6, cdb, cdb_len);
+	memcpy(p + 6 + cdb_len, out, out_bytes);
+	s->n += 6 + cdb_len + out_bytes;
+}
+
+int fuzz_make_seeds(const char *dir)
+{
+	static const uint8_t pat[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+	struct seed_buf s;
+	uint8_t cdb[16], list[512];
+	int rc = 0;
+#define SEED(name) \
+	do { \
+		if (rc == 0) \
+			rc = fuzz_write_seed(dir, name, s.b, s.n); \
+		s.n = 0; \
+	} while (0)
+	s.n = 0;
+	/* WRITE(16) of 64 KiB (a pattern), then READ(16) of it, READ(10) of 8 blocks */
+	sb_rw16_cdb(cdb, 0x8A, 128, 128);
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 128, 16, 0);
+	sb_rw16_cdb(cdb, 0x88, 120, 144);
+	put_cmd(&s, 0, cdb, 16, NULL, 0, 0, 0x8000 | 144);
+	uint8_t r10[10] = {0x28, 0, 0, 0, 0, 128, 0, 0, 8, 0};
+	put_cmd(&s, 0, r10, 10, NULL, 0, 0, 0x8000 | 8);
+	SEED("write-read");
+	/* WRITE(10) of one block of bytes, WRITE(6) of 2 on LUN 1 */
+	uint8_t w10[10] = {0x2A, 0, 0, 0, 0, 7, 0, 0, 1, 0}, blk[512];
+	for (int i = 0; i < 512; i++)
+		blk[i] = (uint8_t)(i * 7);
+	put_cmd(&s, 0, w10, 10, blk, 512, 512, 0);
+	uint8_t w6[6] = {0x0A, 0, 0, 3, 2, 0};
+	put_cmd(&s, 0x03, w6, 6, pat, 0x8000 | 16, 16, 0);
+	SEED("write10-write6");
+	/* WRITE SAME(16) of zeros with UNMAP over 2 extents, of a pattern over 8 blocks */
+	sb_rw16_cdb(cdb, 0x93, 0, 256);
+	cdb[1] = 0x08;
+	put_cmd(&s, 0x02, cdb, 16, (const uint8_t[16]){0}, 0x8000 | 1, 16, 0);
+	sb_rw16_cdb(cdb, 0x93, 512, 8);
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 1, 16, 0);
+	uint8_t ws10[10] = {0x41, 0x08, 0, 0, 0, 64, 0, 0, 32, 0};
+	put_cmd(&s, 0x02, ws10, 10, (const uint8_t[16]){0}, 0x8000 | 1, 16, 0);
+	SEED("write-same");
+	/* WRITE, then UNMAP of two descriptors, then GET LBA STATUS */
+	sb_rw16_cdb(cdb, 0x8A, 0, 256);
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 256, 16, 0);
+	uint8_t um[10] = {0x42, 0, 0, 0, 0, 0, 0, 0, 40, 0}, ul[40] = {0};
+	scsi_put_be16(ul, 38);
+	scsi_put_be16(ul + 2, 32);
+	scsi_put_be64(ul + 8, 0);
+	scsi_put_be32(ul + 16, 128);
+	scsi_put_be64(ul + 24, 200);
+	scsi_put_be32(ul + 32, 9);
+	put_cmd(&s, 0, um, 10, ul, 40, 40, 0);
+	uint8_t gls[16] = {0x9E, 0x12};
+	scsi_put_be32(gls + 10, 1024);
+	put_cmd(&s, 0, gls, 16, NULL, 0, 0, 1024);
+	SEED("unmap-get-lba-status");
+	/* COMPARE AND WRITE of 1 block: matching zeros, then a miscompare */
+	uint8_t caw[16] = {0x89};
+	scsi_put_be64(caw + 2, 900);
+	caw[13] = 1;
+	uint8_t cw[1024] = {0};
+	memset(cw + 512, 0x5A, 512);
+	put_cmd(&s, 0, caw, 16, cw, 1024, 1024, 0);
+	put_cmd(&s, 0, caw, 16, cw, 1024, 1024, 0);
+	SEED("compare-and-write");
+	/* EXTENDED COPY as ESXi sends it: LUN 0 -> LUN 1 and LUN 0 -> LUN 0, then RCR */
+	sb_rw16_cdb(cdb, 0x8A, 0, 256);
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 256, 16, 0);
+	struct sb_cscd cs[2] = {{.block_size = 512}, {.block_size = 4096}};
+	memset(cs[0].naa, CS_NAA_LUN(0), 16);
+	memset(cs[1].naa, CS_NAA_LUN(1), 16);
+	struct sb_segment seg[2] = {
+		{.src = 0, .dst = 1, .nblocks = 256, .src_lba = 0, .dst_lba = 0},
+		{.src = 0, .dst = 0, .nblocks = 128, .src_lba = 0, .dst_lba = 1024},
+	};
+	size_t ll = sb_xcopy_list(list, sizeof(list), 0, SB_LIST_ID_NONE, cs, 2, seg, 2);
+	sb_xcopy_cdb(cdb, (uint32_t)ll);
+	put_cmd(&s, 0, cdb, 16, list, (uint16_t)ll, ll, 0);
+	uint8_t rcr[16] = {0x84, 0x03};
+	scsi_put_be32(rcr + 10, 64);
+	put_cmd(&s, 0, rcr, 16, NULL, 0, 0, 64);
+	SEED("xcopy");
+	/* INQUIRY standard and VPD 83h/B0h/B2h, READ CAPACITY(16), MODE SENSE(10) all pages,
+	 * MODE SELECT(6) of the caching page, LOG SENSE, RSOC, REPORT LUNS, TUR, SYNC CACHE */
+	uint8_t inq[6] = {0x12, 0, 0, 0, 96, 0};
+	put_cmd(&s, 0, inq, 6, NULL, 0, 0, 96);
+	static const uint8_t vpds[] = {0x83, 0xB0, 0xB2};
+	for (size_t i = 0; i < sizeof(vpds); i++) {
+		sb_inquiry_vpd_cdb(inq, vpds[i], 255);
+		put_cmd(&s, 0, inq, 6, NULL, 0, 0, 255);
+	}
+	uint8_t rc16[16] = {0x9E, 0x10};
+	scsi_put_be32(rc16 + 10, 32);
+	put_cmd(&s, 0, rc16, 16, NULL, 0, 0, 32);
+	uint8_t ms10[10] = {0x5A, 0, 0x3F, 0, 0, 0, 0, 0x02, 0, 0};
+	put_cmd(&s, 0, ms10, 10, NULL, 0, 0, 512);
+	uint8_t msel[6] = {0x15, 0x10, 0, 0, 24, 0}, mp[24] = {0};
+	mp[4] = 0x08;
+	mp[5] = 0x12;
+	mp[6] = 0x04;
+	put_cmd(&s, 0, msel, 6, mp, 24, 24, 0);
+	uint8_t ls[10] = {0x4D, 0, 0x4C, 0, 0, 0, 0, 0x01, 0, 0};
+	put_cmd(&s, 0, ls, 10, NULL, 0, 0, 256);
+	uint8_t rsoc[12] = {0xA3, 0x0C, 0, 0, 0, 0, 0, 0, 0x20, 0, 0, 0};
+	put_cmd(&s, 0, rsoc, 12, NULL, 0, 0, 8192);
+	uint8_t rl[12] = {0xA0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0};
+	put_cmd(&s, 0, rl, 12, NULL, 0, 0, 256);
+	uint8_t tur[6] = {0};
+	put_cmd(&s, 0, tur, 6, NULL, 0, 0, 0);
+	uint8_t sc[10] = {0x35};
+	put_cmd(&s, 0, sc, 10, NULL, 0, 0, 0);
+	SEED("spc");
+	return rc;
+#undef SEED
+}

@@ -26,6 +26,18 @@
  * (outcome unknown). With the kill times (K lines of --kills) it also says,
  * per kill, which generators had a command submitted and not answered then.
  * 512-byte logical blocks are assumed (setup-luns.sh's default).
+ *
+ * Marks (tests/vm/t_log_writes.sh): with --mark DM, a generator sends the mark
+ * "A:TAG:ID" to the dm-log-writes device DM after each command answered GOOD
+ * (dmmark.c), before its next command. The replay of that log gives, at each
+ * point, the marks logged so far; `verify --acked FILE` (FILE: those marks, one
+ * a line) then judges a crash state instead of the live LUN: the commands
+ * marked are the acknowledged ones (exact bytes, as above); per tag, the first
+ * command answered GOOD but not marked may have been in flight at that point
+ * (each of its sectors may hold the old or the new bytes); later commands of
+ * the tag were submitted after their predecessor's mark, which the log has
+ * after the point: none of their bytes may be there. The same rule, with the
+ * acknowledged set given instead of taken from the whole log.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dmmark.h"
 #include "scsi_build.h"
 #include "vaaid/rng.h"
 #include "vaaid/scsi.h"
@@ -88,10 +101,10 @@ static void pattern(uint8_t *p, uint64_t h, uint64_t id, uint64_t lba)
 /* ---- generators ---- */
 
 struct gen {
-	const char *kind, *tag, *log, *stop, *dev, *src, *lun, *srclun;
+	const char *kind, *tag, *log, *stop, *dev, *src, *lun, *srclun, *mark;
 	uint64_t lba, blocks, src_lba, run, seed;
 	unsigned threads;
-	int logfd, fd, srcfd;
+	int logfd, fd, srcfd, ctl;
 	uint64_t deadline;
 };
 
@@ -168,6 +181,16 @@ static int until_answered(struct worker *w, uint64_t id, issue_fn fn, void *arg,
 		if (rc == 1)
 			snprintf(what, sizeof(what), "mc");
 		logrec(w->g->logfd, "A %s %" PRIu64 " %" PRIu64 " %s %s\n", w->tag, id, t, what, fmt_tail);
+		if (rc == 0 && w->g->mark) {
+			char m[128];
+			snprintf(m, sizeof(m), "A:%s:%" PRIu64, w->tag, id);
+			int e = dmmark_send(w->g->ctl, w->g->mark, m);
+			if (e < 0) {
+				fprintf(stderr, "ackgen %s: mark on %s: %s\n", w->tag, w->g->mark, strerror(-e));
+				w->rc = 3;
+				return -2;
+			}
+		}
 		if (rc >= 0)
 			return rc;
 		if (fmt_tail[0] == 'c')
@@ -382,15 +405,16 @@ static int usage(void)
 		"       ackgen gen KIND --dev DEV --lun L --lba LBA --blocks N --log FILE --tag TAG\n"
 		"              --run R --stop FILE [--threads T] [--seed S] [--seconds S]\n"
 		"              [--src SG --srclun L --src-lba LBA (a source range of N blocks)]\n"
+		"              [--mark DM (a dm-log-writes mark A:TAG:ID after each GOOD answer)]\n"
 		"         KIND: write (sd, O_DIRECT) | fill (sd, once over the range) | zero (once) |\n"
 		"               unmap | wsz | xcopy | caw (SG_IO)\n"
-		"       ackgen verify [--kills FILE --gens G1,G2,...] --lun L=/dev/sdX... LOG...\n");
+		"       ackgen verify [--kills FILE --gens G1,G2,...] [--acked MARKS] --lun L=/dev/sdX|FILE... LOG...\n");
 	return 2;
 }
 
 static int gen_main(int argc, char **argv)
 {
-	struct gen g = {.kind = argv[0], .threads = 1, .seed = 1, .lun = "A", .srclun = "-"};
+	struct gen g = {.kind = argv[0], .threads = 1, .seed = 1, .lun = "A", .srclun = "-", .ctl = -1};
 	uint64_t seconds = 600;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *v = argv[i + 1];
@@ -408,6 +432,7 @@ static int gen_main(int argc, char **argv)
 		else if (!strcmp(k, "--seed")) g.seed = strtoull(v, NULL, 0);
 		else if (!strcmp(k, "--threads")) g.threads = (unsigned)strtoul(v, NULL, 0);
 		else if (!strcmp(k, "--seconds")) seconds = strtoull(v, NULL, 0);
+		else if (!strcmp(k, "--mark")) g.mark = v;
 		else return usage();
 	}
 	bool sd = !strcmp(g.kind, "write") || !strcmp(g.kind, "fill");
@@ -423,6 +448,10 @@ static int gen_main(int argc, char **argv)
 	g.srcfd = g.src ? open(g.src, O_RDWR | O_CLOEXEC) : -1;
 	if (g.logfd < 0 || g.fd < 0 || (g.src && g.srcfd < 0)) {
 		perror("ackgen: open");
+		return 2;
+	}
+	if (g.mark && (g.ctl = dmmark_open()) < 0) {
+		fprintf(stderr, "ackgen: /dev/mapper/control: %s\n", strerror(-g.ctl));
 		return 2;
 	}
 	struct worker w[16];
@@ -479,6 +508,7 @@ struct lun {
 	char name[16];
 	const char *dev;
 	struct exp *e;
+	struct exp *alt; /* --acked: what an in-flight command may have put there instead */
 	uint64_t n; /* sectors tracked */
 };
 struct counter {
@@ -504,7 +534,71 @@ struct oracle {
 	unsigned long acked, failed;
 	uint64_t kill[256]; /* the kill instants (K lines of --kills) */
 	unsigned nkill;
+	/* --acked: the marked commands (tag hash, id), sorted; the tags already past
+	 * their first unmarked command */
+	struct ack { uint64_t h, id; } *ack;
+	size_t nack;
+	bool acked_mode;
+	uint64_t cut[64];
+	unsigned ncut;
+	unsigned long inflight, alt_sectors;
 };
+
+static int ack_cmp(const void *a, const void *b)
+{
+	const struct ack *x = a, *y = b;
+	return x->h != y->h ? (x->h < y->h ? -1 : 1) : x->id != y->id ? (x->id < y->id ? -1 : 1) : 0;
+}
+
+static bool ack_has(const struct oracle *o, uint64_t h, uint64_t id)
+{
+	struct ack k = {h, id};
+	return bsearch(&k, o->ack, o->nack, sizeof(k), ack_cmp) != NULL;
+}
+
+static int load_acked(struct oracle *o, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	char line[512];
+	size_t cap = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strrchr(line, ':');
+		if (strncmp(line, "A:", 2) || !c || c == line + 1)
+			continue; /* other marks (the test's own) */
+		*c = 0;
+		if (o->nack == cap) {
+			cap = cap ? 2 * cap : 4096;
+			struct ack *a = realloc(o->ack, cap * sizeof(*a));
+			if (!a) {
+				fclose(f);
+				return -1;
+			}
+			o->ack = a;
+		}
+		o->ack[o->nack++] = (struct ack){tag_hash(line + 2), strtoull(c + 1, NULL, 10)};
+	}
+	fclose(f);
+	qsort(o->ack, o->nack, sizeof(*o->ack), ack_cmp);
+	o->acked_mode = true;
+	return 0;
+}
+
+/* --acked: 0 apply (marked), 1 the tag's in-flight command (either), 2 ignore (later). */
+static int ack_class(struct oracle *o, uint64_t h, uint64_t id)
+{
+	if (!o->acked_mode || ack_has(o, h, id))
+		return 0;
+	for (unsigned i = 0; i < o->ncut; i++)
+		if (o->cut[i] == h)
+			return 2;
+	if (o->ncut < 64)
+		o->cut[o->ncut++] = h;
+	return 1;
+}
 
 /* Whether a kill fell between a command's submission s and its answer a. */
 static bool held(const struct oracle *o, uint64_t s, uint64_t a)
@@ -524,10 +618,14 @@ static struct lun *lun_get(struct oracle *o, const char *name, uint64_t need)
 		if (need > l->n) {
 			uint64_t n = need + (need >> 1);
 			struct exp *e = realloc(l->e, n * sizeof(*e));
-			if (!e)
+			if (e)
+				l->e = e;
+			struct exp *alt = e ? realloc(l->alt, n * sizeof(*alt)) : NULL;
+			if (!alt)
 				return NULL;
 			memset(e + l->n, 0, (n - l->n) * sizeof(*e));
-			l->e = e;
+			memset(alt + l->n, 0, (n - l->n) * sizeof(*alt));
+			l->alt = alt;
 			l->n = n;
 		}
 		return l;
@@ -597,6 +695,11 @@ static int replay(struct oracle *o, const char *path)
 			fclose(f);
 			return -1;
 		}
+		if ((op == 'c' || op == 'r') && o->acked_mode) {
+			fprintf(stderr, "%s:%lu: COMPARE AND WRITE counters are not judged with --acked\n", path, ln);
+			fclose(f);
+			return -1;
+		}
 		if (op == 'c' || op == 'r') {
 			struct counter *c = ctr_get(o, lun, lba);
 			if (!c)
@@ -616,19 +719,24 @@ static int replay(struct oracle *o, const char *path)
 			o->failed++;
 			continue;
 		}
-		o->acked++;
 		uint64_t h = tag_hash(tag);
+		int cls = ack_class(o, h, id);
+		if (cls == 2)
+			continue;
+		o->acked += cls == 0;
+		o->inflight += cls == 1;
 		if (op == 'x') {
 			struct lun *s = lun_get(o, srclun, srclba + n);
 			if (!s)
 				return -1;
 			l = lun_get(o, lun, lba + n); /* (s may have moved l's table when they are one) */
-			memmove(&l->e[lba], &s->e[srclba], n * sizeof(struct exp));
+			memmove(cls ? &l->alt[lba] : &l->e[lba], &s->e[srclba], n * sizeof(struct exp));
 			continue;
 		}
+		struct exp *dst = cls ? l->alt : l->e;
 		for (uint64_t i = 0; i < n; i++)
-			l->e[lba + i] = op == 'w' ? (struct exp){X_PAT, h, id, lba + i}
-						  : (struct exp){.kind = X_ZERO};
+			dst[lba + i] = op == 'w' ? (struct exp){X_PAT, h, id, lba + i}
+						 : (struct exp){.kind = X_ZERO};
 	}
 	fclose(f);
 	return 0;
@@ -649,6 +757,14 @@ static void describe(const uint8_t *p, char *out, size_t len)
 			 id >> 32, id & 0xFFFFFFFF, vcrc32c(0, p, BS - 4) == *(const uint32_t *)(p + BS - 4) ? "" : " (bad crc)");
 	} else
 		snprintf(out, len, "unknown bytes %02x%02x%02x%02x...", p[0], p[1], p[2], p[3]);
+}
+
+static void expect(const struct exp *e, uint8_t *want)
+{
+	if (e->kind == X_ZERO)
+		memset(want, 0, BS);
+	else
+		pattern(want, e->h, e->id, e->lba);
 }
 
 static int check_lun(struct oracle *o, struct lun *l, unsigned long *checked)
@@ -697,10 +813,14 @@ static int check_lun(struct oracle *o, struct lun *l, unsigned long *checked)
 			if (e->kind == X_NONE)
 				continue;
 			(*checked)++;
-			if (e->kind == X_ZERO)
-				memset(want, 0, BS);
-			else
-				pattern(want, e->h, e->id, e->lba);
+			expect(e, want);
+			const struct exp *alt = &l->alt[base + i];
+			if (memcmp(got, want, BS) && alt->kind != X_NONE) {
+				expect(alt, want); /* an in-flight command's bytes instead */
+				o->alt_sectors += !memcmp(got, want, BS);
+				if (memcmp(got, want, BS))
+					expect(e, want);
+			}
 			if (memcmp(got, want, BS)) {
 				char d[128];
 				describe(got, d, sizeof(d));
@@ -781,6 +901,9 @@ static int verify_main(int argc, char **argv)
 			kills = argv[++i];
 		} else if (!strcmp(argv[i], "--gens") && i + 1 < argc) {
 			gens = argv[++i];
+		} else if (!strcmp(argv[i], "--acked") && i + 1 < argc) {
+			if (load_acked(&o, argv[++i]) < 0)
+				return 2;
 		} else if (!strcmp(argv[i], "--lun") && i + 1 < argc && o.nluns < MAX_LUNS) {
 			char *eq = strchr(argv[++i], '=');
 			if (!eq)
@@ -820,11 +943,17 @@ static int verify_main(int argc, char **argv)
 			return 2;
 		bad += b;
 	}
+	if (o.acked_mode)
+		printf("%lu marked commands (of %zu marks), %lu in flight (%lu of their sectors held the new bytes), ",
+		       o.acked, o.nack, o.inflight, o.alt_sectors);
 	printf("%lu data commands acknowledged (%lu attempts failed and were re-issued), %lu sectors "
 	       "checked, %d wrong; %u of %u kills count\n",
 	       o.acked, o.failed, checked, bad, counted, cycles);
-	for (unsigned j = 0; j < o.nluns; j++)
+	for (unsigned j = 0; j < o.nluns; j++) {
 		free(o.luns[j].e);
+		free(o.luns[j].alt);
+	}
+	free(o.ack);
 	free(o.sp);
 	return bad ? 1 : 0;
 }

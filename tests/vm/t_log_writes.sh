@@ -15,7 +15,7 @@
 # only plain writes in the order they completed, and flushes (dm-log-writes
 # cannot order a plain write before a later FUA write of the same blocks;
 # replay-log counts such "ambiguous" blocks, which must be 0). A vaaid
-# of its own (state in the scratch disk) serves one 48 MiB LUN of that pool
+# of its own (state in the scratch disk) serves one 24 MiB LUN of that pool
 # through tcm_loop; ackgen generators (tools/ackgen) run a mixed load on it for
 # VAAID_LOGWRITES_SECONDS (default 8): O_DIRECT writes through sd, WRITE(16)
 # and UNMAP, WRITE(16) and WRITE SAME(16) zero, EXTENDED COPY within the LUN.
@@ -27,8 +27,9 @@
 # writes a flush covered reached the disk (seed VAAID_LOGWRITES_SEED, default
 # random, printed). At each point tests/vm/log-writes-point.sh, on a dm
 # snapshot of the replayed state: mount (ext4 journal replay), vaai-check,
-# pool-read (opens the pool as vaaid does: journal replay; reads the volume
-# through the pool API), vaai-check again, and `ackgen verify --acked`: every
+# pool-read (opens the pool as vaaid does: journal replay; checks the recovered
+# pool's invariants; reads the volume through the pool API), and
+# `ackgen verify --acked`: every
 # sector holds what the last marked command put there (or, for each
 # generator's one command that may have been in flight, its new bytes).
 # Fails at the first point that does not hold; its logs go to
@@ -66,12 +67,12 @@ cleanup() {
 trap cleanup EXIT
 
 # LBA ranges of the LUN (512-byte blocks)
-R_W=0 R_WN=32768        # 16 MiB: O_DIRECT writes through sd, two threads
-R_U=32768 R_UN=16384    # 8 MiB: WRITE(16) / UNMAP, two threads
-R_Z=49152 R_ZN=16384    # 8 MiB: WRITE(16) / WRITE SAME(16) zero
-R_XS=65536 R_XN=16384   # 8 MiB: copy source, filled once
-R_XD=81920              # 8 MiB: EXTENDED COPY destination
-LUN_BYTES=$(( 98304 * 512 ))
+R_W=0 R_WN=16384        # 8 MiB: O_DIRECT writes through sd, two threads
+R_U=16384 R_UN=8192     # 4 MiB: WRITE(16) / UNMAP, two threads
+R_Z=24576 R_ZN=8192     # 4 MiB: WRITE(16) / WRITE SAME(16) zero
+R_XS=32768 R_XN=8192    # 4 MiB: copy source, filled once
+R_XD=40960              # 4 MiB: EXTENDED COPY destination
+LUN_BYTES=$(( 49152 * 512 ))
 
 total=0
 mode_n=0
@@ -158,6 +159,7 @@ for mode in $MODES; do
 	n=$(grep -c '^point [0-9]*:' <<<"$rout")
 	total=$((total + n))
 	log "$mode: $(head -n 1 <<<"$rout" | sed 's/^replay-log: //')"
+	grep '^  point' <<<"$rout" | sed 's/^  /    /' >&2
 	log "$mode: $(tail -n 1 <<<"$rout" | sed 's/^replay-log: //'); load $((t1 - t0)) s, replay and checks $(( $(date +%s) - t1 )) s"
 	losetup -d "$lcow"; losetup -d "$lrep"; losetup -d "$llog"; losetup -d "$ldata"; loops=()
 	dms=()

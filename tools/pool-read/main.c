@@ -8,8 +8,10 @@
  * pool (vblk_uring_open, its journal file <POOL>.journal when the superblock
  * says it has one, vpool_open_stores for writing: recovery loads the newest
  * checkpoint, replays the journal and writes home the small writes the journal
- * carries), then the volume is read front to back with vvol_read, 1 MiB at a
- * time, and written to OUT. The pool is then abandoned (no checkpoint: the
+ * carries), then every invariant of the recovered state is checked
+ * (vpool_verify, what vaai-check checks: a problem fails with exit 1), then the
+ * volume is read front to back with vvol_read, 1 MiB at a time, and written
+ * to OUT. The pool is then abandoned (no checkpoint: the
  * state is thrown away with the snapshot it lives on). Exit 0, 1 when the pool
  * does not open or the volume is missing or a read fails (named on stderr),
  * 2 on usage errors.
@@ -96,6 +98,11 @@ int main(int argc, char **argv)
 	printf("pool-read: %s opened: journal replayed %llu commit(s) / %llu record(s), %llu byte(s) of small writes written home\n",
 	       path, (unsigned long long)rep.commits, (unsigned long long)rep.records,
 	       (unsigned long long)rep.data_bytes);
+	int bad = vpool_verify(p, stderr);
+	if (bad) {
+		fprintf(stderr, "pool-read: %s: the recovered pool is inconsistent (%d problem(s))\n", path, bad);
+		return 1;
+	}
 	struct vvol *v = vpool_volume_find(p, name);
 	int out = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (!v || out < 0) {

@@ -54,12 +54,13 @@ DEFAULT_STATE=$STATE
 LWROOT=$DEFAULT_STATE/logwrites
 DATA_MB=160
 
-loops=() dms=() mnt="" mine=false
+loops=() dms=() mnt="" mine=false top=""
 cleanup() {
 	local rc=$?; set +e
-	[ -n "$mnt" ] && mountpoint -q "$mnt" && umount "$mnt"
 	$mine && { lio_clear; stop_vaaid; }
-	for d in "${dms[@]}"; do dmsetup remove "$d" 2>/dev/null; done
+	[ -n "$mnt" ] && mountpoint -q "$mnt" && umount "$mnt"
+	[ -n "$top" ] && losetup -d "$top" 2>/dev/null && sleep 1 # (it holds the dm device)
+	for d in "${dms[@]}"; do [ -n "$d" ] && dmsetup remove "$d" 2>/dev/null; done
 	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
 	STATE=$DEFAULT_STATE
 	exit $rc
@@ -90,7 +91,7 @@ for mode in $MODES; do
 	dmsetup create "$name" --table "0 $sect log-writes $ldata $llog"; dms+=("$name")
 	[ -b "/dev/mapper/$name" ] || dmsetup mknodes "$name"
 	[ -b "/dev/mapper/$name" ] || die "/dev/mapper/$name did not appear"
-	dev=$(losetup -f --show --direct-io=on "/dev/mapper/$name"); loops+=("$dev")
+	dev=$(losetup -f --show --direct-io=on "/dev/mapper/$name"); top=$dev
 	[ "$(cat "/sys/block/${dev#/dev/}/queue/fua")" = 0 ] || die "$dev has FUA: FUA writes would reach the log"
 	# a vaaid of this test's own, with its pool on the logged device
 	stop_vaaid
@@ -133,7 +134,7 @@ for mode in $MODES; do
 	stop_vaaid; mine=false
 	STATE=$DEFAULT_STATE
 	if [ -n "$mnt" ]; then umount "$mnt"; mnt=""; fi
-	losetup -d "$dev"
+	losetup -d "$dev"; top=""
 	for _ in $(seq 1 50); do [ -e "/sys/block/${dev#/dev/}/loop" ] || break; sleep 0.1; done
 	dmsetup remove "$name" # writes the log's last entries and its super
 	dms=("${dms[@]/$name}")

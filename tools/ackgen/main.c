@@ -35,6 +35,18 @@
  * unknown (the counter's upper bound); with --cuts N it says, per power cut
  * (run R = 1..N: the high 32 bits of a command id), which generators had one.
  * 512-byte logical blocks are assumed (setup-luns.sh's default).
+ *
+ * Marks (tests/vm/t_log_writes.sh): with --mark DM, a generator sends the mark
+ * "A:TAG:ID" to the dm-log-writes device DM after each command answered GOOD
+ * (dmmark.c), before its next command. The replay of that log gives, at each
+ * point, the marks logged so far; `verify --acked FILE` (FILE: those marks, one
+ * a line) then judges a crash state instead of the live LUN: the commands
+ * marked are the acknowledged ones (exact bytes, as above); per tag, the first
+ * command answered GOOD but not marked may have been in flight at that point
+ * (the in-flight rule above: each of its sectors old or new); later commands of
+ * the tag were submitted after their predecessor's mark, which the log has
+ * after the point: none of their bytes may be there. The same rules, with the
+ * acknowledged set given by the marks instead of the log's A records.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +68,7 @@
 #include <unistd.h>
 
 #include "ackgen.h"
+#include "dmmark.h"
 #include "kill.h"
 #include "scsi_build.h"
 #include "vaaid/rng.h"
@@ -103,10 +116,10 @@ static void pattern(uint8_t *p, uint64_t h, uint64_t id, uint64_t lba)
 /* ---- generators ---- */
 
 struct gen {
-	const char *kind, *tag, *log, *stop, *dev, *src, *lun, *srclun;
+	const char *kind, *tag, *log, *stop, *dev, *src, *lun, *srclun, *mark;
 	uint64_t lba, blocks, src_lba, run, seed;
 	unsigned threads;
-	int logfd, fd, srcfd;
+	int logfd, fd, srcfd, ctl;
 	uint64_t deadline;
 	bool relay;            /* the log is a virtio-serial port to `ackgen relay` on the host */
 	pthread_mutex_t loglk; /* relay: one writer of records and reader of receipts at a time */
@@ -231,6 +244,16 @@ static int until_answered(struct worker *w, uint64_t id, issue_fn fn, void *arg,
 		if (rc == 1)
 			snprintf(what, sizeof(what), "mc");
 		logrec(w->g, false, "A %s %" PRIu64 " %" PRIu64 " %s %s\n", w->tag, id, t, what, fmt_tail);
+		if (rc == 0 && w->g->mark) {
+			char m[128];
+			snprintf(m, sizeof(m), "A:%s:%" PRIu64, w->tag, id);
+			int e = dmmark_send(w->g->ctl, w->g->mark, m);
+			if (e < 0) {
+				fprintf(stderr, "ackgen %s: mark on %s: %s\n", w->tag, w->g->mark, strerror(-e));
+				w->rc = 3;
+				return -2;
+			}
+		}
 		if (rc >= 0)
 			return rc;
 		if (fmt_tail[0] == 'c')
@@ -458,9 +481,11 @@ static int usage(void)
 		"       ackgen gen KIND --dev DEV --lun L --lba LBA --blocks N --log FILE --tag TAG\n"
 		"              --run R --stop FILE [--threads T] [--seed S] [--seconds S]\n"
 		"              [--src SG --srclun L --src-lba LBA (a source range of N blocks)]\n"
+		"              [--mark DM (a dm-log-writes mark A:TAG:ID after each GOOD answer)]\n"
 		"         KIND: write (sd, O_DIRECT) | fill (sd, once over the range) | zero (once) |\n"
 		"               unmap | wsz | xcopy | caw (SG_IO)\n"
-		"       ackgen verify [--kills FILE | --cuts N] [--gens G1,G2,...] --lun L=/dev/sdX... LOG...\n"
+		"       ackgen verify [--kills FILE | --cuts N] [--gens G1,G2,...] [--acked MARKS]\n"
+		"              --lun L=/dev/sdX|FILE... LOG...\n"
 		"       ackgen relay SOCKET FILE\n"
 		"       ackgen busy --run R --gens G1,G2,... LOG...\n"
 		"         (--log: a file, or a virtio-serial port to an ackgen relay on the host)\n");
@@ -495,7 +520,7 @@ static bool is_virtio_port(int fd)
 
 static int gen_main(int argc, char **argv)
 {
-	struct gen g = {.kind = argv[0], .threads = 1, .seed = 1, .lun = "A", .srclun = "-"};
+	struct gen g = {.kind = argv[0], .threads = 1, .seed = 1, .lun = "A", .srclun = "-", .ctl = -1};
 	uint64_t seconds = 600;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *v = argv[i + 1];
@@ -513,6 +538,7 @@ static int gen_main(int argc, char **argv)
 		else if (!strcmp(k, "--seed")) g.seed = strtoull(v, NULL, 0);
 		else if (!strcmp(k, "--threads")) g.threads = (unsigned)strtoul(v, NULL, 0);
 		else if (!strcmp(k, "--seconds")) seconds = strtoull(v, NULL, 0);
+		else if (!strcmp(k, "--mark")) g.mark = v;
 		else return usage();
 	}
 	bool sd = !strcmp(g.kind, "write") || !strcmp(g.kind, "fill");
@@ -530,6 +556,10 @@ static int gen_main(int argc, char **argv)
 	g.srcfd = g.src ? open(g.src, O_RDWR | O_CLOEXEC) : -1;
 	if (g.logfd < 0 || g.fd < 0 || (g.src && g.srcfd < 0)) {
 		perror("ackgen: open");
+		return 2;
+	}
+	if (g.mark && (g.ctl = dmmark_open()) < 0) {
+		fprintf(stderr, "ackgen: /dev/mapper/control: %s\n", strerror(-g.ctl));
 		return 2;
 	}
 	struct worker w[16];
@@ -639,7 +669,70 @@ struct oracle {
 	struct altset *alts; /* [0] unused */
 	size_t nalts, capalts;
 	unsigned long inflight, unchecked, altheld;
+	/* --acked: the marked commands (tag hash, id), sorted; the tags already past
+	 * their first unmarked command */
+	struct ack { uint64_t h, id; } *ack;
+	size_t nack;
+	bool acked_mode;
+	uint64_t cut[64];
+	unsigned ncut;
 };
+
+static int ack_cmp(const void *a, const void *b)
+{
+	const struct ack *x = a, *y = b;
+	return x->h != y->h ? (x->h < y->h ? -1 : 1) : x->id != y->id ? (x->id < y->id ? -1 : 1) : 0;
+}
+
+static bool ack_has(const struct oracle *o, uint64_t h, uint64_t id)
+{
+	struct ack k = {h, id};
+	return bsearch(&k, o->ack, o->nack, sizeof(k), ack_cmp) != NULL;
+}
+
+static int load_acked(struct oracle *o, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	char line[512];
+	size_t cap = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strrchr(line, ':');
+		if (strncmp(line, "A:", 2) || !c || c == line + 1)
+			continue; /* other marks (the test's own) */
+		*c = 0;
+		if (o->nack == cap) {
+			cap = cap ? 2 * cap : 4096;
+			struct ack *a = realloc(o->ack, cap * sizeof(*a));
+			if (!a) {
+				fclose(f);
+				return -1;
+			}
+			o->ack = a;
+		}
+		o->ack[o->nack++] = (struct ack){tag_hash(line + 2), strtoull(c + 1, NULL, 10)};
+	}
+	fclose(f);
+	qsort(o->ack, o->nack, sizeof(*o->ack), ack_cmp);
+	o->acked_mode = true;
+	return 0;
+}
+
+/* --acked: 0 apply (marked), 1 the tag's in-flight command (either), 2 ignore (later). */
+static int ack_class(struct oracle *o, uint64_t h, uint64_t id)
+{
+	if (!o->acked_mode || ack_has(o, h, id))
+		return 0;
+	for (unsigned i = 0; i < o->ncut; i++)
+		if (o->cut[i] == h)
+			return 2;
+	if (o->ncut < 64)
+		o->cut[o->ncut++] = h;
+	return 1;
+}
 
 /* Whether a kill fell between a command's submission s and its answer a. */
 static bool held(const struct oracle *o, uint64_t s, uint64_t a)
@@ -876,6 +969,11 @@ static int replay(struct oracle *o, const char *path)
 			fclose(f);
 			return -1;
 		}
+		if ((op == 'c' || op == 'r') && o->acked_mode) {
+			fprintf(stderr, "%s:%lu: COMPARE AND WRITE counters are not judged with --acked\n", path, ln);
+			fclose(f);
+			return -1;
+		}
 		if (op == 'c' || op == 'r') {
 			struct counter *c = ctr_get(o, lun, lba);
 			if (!c)
@@ -895,8 +993,22 @@ static int replay(struct oracle *o, const char *path)
 			o->failed++;
 			continue;
 		}
-		o->acked++;
 		uint64_t h = tag_hash(tag);
+		int cls = ack_class(o, h, id);
+		if (cls == 2)
+			continue; /* submitted after the point */
+		if (cls == 1) { /* answered, but not marked at the point: in flight there */
+			struct span q = {.op = op, .id = id, .what = true, .lba = lba, .n = n, .srclba = srclba};
+			snprintf(q.tag, sizeof(q.tag), "%s", tag);
+			snprintf(q.lun, sizeof(q.lun), "%s", lun);
+			snprintf(q.srclun, sizeof(q.srclun), "%s", srclun);
+			if (in_flight(o, &q) < 0) {
+				fclose(f);
+				return -1;
+			}
+			continue;
+		}
+		o->acked++;
 		if (op == 'x') {
 			struct lun *s = lun_get(o, srclun, srclba + n);
 			if (!s)
@@ -945,6 +1057,8 @@ static void describe(const uint8_t *p, char *out, size_t len)
 static int check_lun(struct oracle *o, struct lun *l, unsigned long *checked)
 {
 	int fd = open(l->dev, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) /* a copy in a file system without O_DIRECT (tmpfs) */
+		fd = open(l->dev, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		perror(l->dev);
 		return -1;
@@ -1122,6 +1236,9 @@ static int verify_main(int argc, char **argv)
 			cuts = (unsigned)strtoul(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--gens") && i + 1 < argc) {
 			gens = argv[++i];
+		} else if (!strcmp(argv[i], "--acked") && i + 1 < argc) {
+			if (load_acked(&o, argv[++i]) < 0)
+				return 2;
 		} else if (!strcmp(argv[i], "--lun") && i + 1 < argc && o.nluns < MAX_LUNS) {
 			char *eq = strchr(argv[++i], '=');
 			if (!eq)
@@ -1161,6 +1278,9 @@ static int verify_main(int argc, char **argv)
 			return 2;
 		bad += b;
 	}
+	if (o.acked_mode)
+		printf("%lu marked commands (of %zu marks), %lu in flight (%lu of their sectors held the new bytes), ",
+		       o.acked, o.nack, o.inflight, o.altheld);
 	if (cuts)
 		printf("%lu commands in flight at the cuts (their sectors may hold old or new content: "
 		       "%lu sectors hold the new), %lu sectors not checked (too many alternatives)\n",
@@ -1172,6 +1292,7 @@ static int verify_main(int argc, char **argv)
 		free(o.luns[j].e);
 	free(o.sp);
 	free(o.alts);
+	free(o.ack);
 	return bad ? 1 : 0;
 }
 

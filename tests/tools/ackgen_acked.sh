@@ -43,4 +43,9 @@ dd if=/dev/zero of="$D/f" bs=512 seek=512 count=512 conv=notrunc status=none
 st=0; out=$(verify) || st=$?
 [ $st = 1 ] && grep -q "^FAIL A LBA 512: expected a pattern (command 0.1), holds zeros" <<<"$out" ||
 	fail "t:1 lost but not named: exit $st: $out"
+# a command with no answer in the log (an incomplete log) is refused, never taken as in flight
+marks A:init:0 A:t:0 A:t:1 A:t:2 A:t:3
+printf 'S t %s 1\n' 4 >>"$D/log"
+st=0; out=$(verify 2>&1) || st=$?
+[ $st = 2 ] && grep -q "has no answer" <<<"$out" || fail "an unanswered command with --acked: exit $st: $out"
 echo "ackgen_acked: ok"

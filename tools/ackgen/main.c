@@ -899,6 +899,20 @@ static int in_flight(struct oracle *o, struct span *sp)
 	return 0;
 }
 
+/* A command with no answer in the logs: in flight (a power cut or kill took
+ * it), except with --acked, whose logs end with every generator done (the
+ * marks, not the logs, say what was acknowledged at a point): there it is an
+ * incomplete log, refused. */
+static int unanswered(struct oracle *o, struct span *sp, const char *path)
+{
+	if (o->acked_mode) {
+		fprintf(stderr, "%s: %s command %" PRIu64 " has no answer: --acked needs complete logs\n",
+			path, sp->tag, sp->id);
+		return -1;
+	}
+	return in_flight(o, sp);
+}
+
 static int replay(struct oracle *o, const char *path)
 {
 	size_t first = o->nsp; /* this log's commands (a tag logs to one file) */
@@ -918,7 +932,7 @@ static int replay(struct oracle *o, const char *path)
 		if (k == 3 || k == 9) {
 			for (size_t i = o->nsp; i-- > first;) /* the tag's previous command */
 				if (!strcmp(o->sp[i].tag, tag)) {
-					if (!o->sp[i].a && !o->sp[i].inflight && in_flight(o, &o->sp[i]) < 0) {
+					if (!o->sp[i].a && !o->sp[i].inflight && unanswered(o, &o->sp[i], path) < 0) {
 						fclose(f);
 						return -1;
 					}
@@ -1032,7 +1046,7 @@ static int replay(struct oracle *o, const char *path)
 	}
 	fclose(f);
 	for (size_t i = first; i < o->nsp; i++) /* unanswered at the end of the log */
-		if (!o->sp[i].a && !o->sp[i].inflight && in_flight(o, &o->sp[i]) < 0)
+		if (!o->sp[i].a && !o->sp[i].inflight && unanswered(o, &o->sp[i], path) < 0)
 			return -1;
 	return 0;
 }

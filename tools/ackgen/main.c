@@ -1237,9 +1237,9 @@ static int report_events(struct oracle *o, const char *kills, unsigned cuts, con
 	return 0;
 }
 
-static int verify_main(int argc, char **argv)
+/* verify_main with the oracle's memory owned by the caller (freed on every path). */
+static int verify_with(struct oracle *o, int argc, char **argv)
 {
-	struct oracle o = {0};
 	const char *kills = NULL, *gens = "";
 	unsigned cuts = 0; /* power cuts: runs 1..cuts each ended by one */
 	int i = 0;
@@ -1251,19 +1251,19 @@ static int verify_main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--gens") && i + 1 < argc) {
 			gens = argv[++i];
 		} else if (!strcmp(argv[i], "--acked") && i + 1 < argc) {
-			if (load_acked(&o, argv[++i]) < 0)
+			if (load_acked(o, argv[++i]) < 0)
 				return 2;
-		} else if (!strcmp(argv[i], "--lun") && i + 1 < argc && o.nluns < MAX_LUNS) {
+		} else if (!strcmp(argv[i], "--lun") && i + 1 < argc && o->nluns < MAX_LUNS) {
 			char *eq = strchr(argv[++i], '=');
 			if (!eq)
 				return usage();
-			struct lun *l = &o.luns[o.nluns++];
+			struct lun *l = &o->luns[o->nluns++];
 			snprintf(l->name, sizeof(l->name), "%.*s", (int)(eq - argv[i]), argv[i]);
 			l->dev = eq + 1;
 		} else
 			break;
 	}
-	if (i == argc || !o.nluns)
+	if (i == argc || !o->nluns)
 		return usage();
 	if (kills) {
 		FILE *f = fopen(kills, "r");
@@ -1273,41 +1273,53 @@ static int verify_main(int argc, char **argv)
 			perror(kills);
 			return 2;
 		}
-		while (fgets(line, sizeof(line), f) && o.nkill < 256)
-			if (sscanf(line, "K %u %" SCNu64, &c, &o.kill[o.nkill]) == 2)
-				o.nkill++;
+		while (fgets(line, sizeof(line), f) && o->nkill < 256)
+			if (sscanf(line, "K %u %" SCNu64, &c, &o->kill[o->nkill]) == 2)
+				o->nkill++;
 		fclose(f);
 	}
 	for (; i < argc; i++)
-		if (replay(&o, argv[i]) < 0)
+		if (replay(o, argv[i]) < 0)
 			return 2;
 	unsigned counted = 0, cycles = 0;
-	if ((kills || cuts) && report_events(&o, kills, cuts, gens, &counted, &cycles) < 0)
+	if ((kills || cuts) && report_events(o, kills, cuts, gens, &counted, &cycles) < 0)
 		return 2;
 	unsigned long checked = 0;
 	int bad = 0;
-	for (unsigned j = 0; j < o.nluns; j++) {
-		int b = check_lun(&o, &o.luns[j], &checked);
+	for (unsigned j = 0; j < o->nluns; j++) {
+		int b = check_lun(o, &o->luns[j], &checked);
 		if (b < 0)
 			return 2;
 		bad += b;
 	}
-	if (o.acked_mode)
+	if (o->acked_mode)
 		printf("%lu marked commands (of %zu marks), %lu in flight (%lu of their sectors held the new bytes), ",
-		       o.acked, o.nack, o.inflight, o.altheld);
+		       o->acked, o->nack, o->inflight, o->altheld);
 	if (cuts)
 		printf("%lu commands in flight at the cuts (their sectors may hold old or new content: "
 		       "%lu sectors hold the new), %lu sectors not checked (too many alternatives)\n",
-		       o.inflight, o.altheld, o.unchecked);
+		       o->inflight, o->altheld, o->unchecked);
 	printf("%lu data commands acknowledged (%lu attempts failed and were re-issued), %lu sectors "
 	       "checked, %d wrong; %u of %u %s count\n",
-	       o.acked, o.failed, checked, bad, counted, cycles, cuts ? "cuts" : "kills");
-	for (unsigned j = 0; j < o.nluns; j++)
-		free(o.luns[j].e);
-	free(o.sp);
-	free(o.alts);
-	free(o.ack);
+	       o->acked, o->failed, checked, bad, counted, cycles, cuts ? "cuts" : "kills");
 	return bad ? 1 : 0;
+}
+
+static void oracle_free(struct oracle *o)
+{
+	for (unsigned j = 0; j < o->nluns; j++)
+		free(o->luns[j].e);
+	free(o->sp);
+	free(o->alts);
+	free(o->ack);
+}
+
+static int verify_main(int argc, char **argv)
+{
+	struct oracle o = {0};
+	int rc = verify_with(&o, argc, argv);
+	oracle_free(&o);
+	return rc;
 }
 
 /* Reads + writes completed and in flight on a block device (its stat and inflight files). */

@@ -85,15 +85,17 @@ live_vaaid() { # the pid of the one vaaid alive (a killed one may linger as a zo
 	for p in $(pgrep -x vaaid); do dead "$p" || { v=$p; n=$((n + 1)); }; done
 	[ $n -eq 1 ] && echo "$v"
 }
+vaaid_threads() { # PID [LINES]: each thread of vaaid PID: name, state, wait channel, kernel stack (LINES of it)
+	local t
+	for t in /proc/$1/task/*; do
+		echo "-- vaaid $1 task ${t##*/} $(cat "$t/comm") $(awk '{ print $3 }' "$t/stat") wchan $(cat "$t/wchan")"
+		cat "$t/stack" 2>/dev/null | head -n "${2:--0}"
+	done
+}
 hung() { # what the daemon and the stuck generators are doing
 	local p t
 	echo "== vaaid: $(pgrep -x vaaid | tr '\n' ' ')"
-	for p in $(pgrep -x vaaid); do
-		for t in /proc/$p/task/*; do
-			echo "-- vaaid $p task ${t##*/} $(cat "$t/comm") $(awk '{ print $3 }' "$t/stat") wchan $(cat "$t/wchan")"
-			cat "$t/stack" 2>/dev/null | head -n 12
-		done
-	done
+	for p in $(pgrep -x vaaid); do vaaid_threads "$p" 12; done
 	echo "== vaaictl --json status (device_list[].ring: cmd_head != next: queued, not taken; inflight: taken, not answered)"
 	timeout 5 "$VAAICTL" --json status 2>&1 | head -c 8000; echo
 	for p in "${pids[@]}" $fiop; do
@@ -114,18 +116,13 @@ hung() { # what the daemon and the stuck generators are doing
 # the kernel log are written once to $W/stall.<cycle> (printed when the test fails).
 # Diagnostics only: it decides nothing.
 stallwatch() {
-	local c=$1 last=-1 same=0 sz p t
+	local c=$1 last=-1 same=0 sz p
 	while :; do
 		sz=$(stat -c %s "${LOGS[@]}" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
 		if [ "$sz" = "$last" ]; then same=$((same + 1)); else same=0 last=$sz; fi
 		if [ $same -ge 4 ]; then
 			{ echo "== cycle $c: no answer for 2 s, $(date +%s.%N)"
-			  for p in $(pgrep -x vaaid); do
-				for t in /proc/$p/task/*; do
-					echo "-- vaaid $p task ${t##*/} $(cat "$t/comm") $(awk '{ print $3 }' "$t/stat") wchan $(cat "$t/wchan")"
-					cat "$t/stack" 2>/dev/null
-				done
-			  done
+			  for p in $(pgrep -x vaaid); do vaaid_threads "$p"; done
 			  echo "== vaaictl --json status"; timeout 3 "$VAAICTL" --json status 2>&1 | head -c 8000; echo
 			  echo w > /proc/sysrq-trigger 2>/dev/null; dmesg | tail -n 300; } >"$W/stall.$c" 2>&1
 			return 0
@@ -170,10 +167,7 @@ for c in $(seq 1 "$CYCLES"); do
 	# seen twice: vaaid stopped answering, then took > 10 s to die after SIGKILL and was
 	# gone by the time ackgen gave up; so its stacks are taken 2 s into the kill
 	( set +e; for _ in $(seq 1 20); do dead "$pid" && exit 0; sleep 0.1; done
-	  for t in /proc/$pid/task/*; do
-		echo "-- vaaid $pid task ${t##*/} $(cat "$t/comm") $(awk '{ print $3 }' "$t/stat") wchan $(cat "$t/wchan")"
-		cat "$t/stack" 2>/dev/null
-	  done; echo w > /proc/sysrq-trigger 2>/dev/null; dmesg | tail -n 300 ) >"$W/slowkill.$c" 2>&1 &
+	  vaaid_threads "$pid"; echo w > /proc/sysrq-trigger 2>/dev/null; dmesg | tail -n 300 ) >"$W/slowkill.$c" 2>&1 &
 	k=$("$ACKGEN" kill "$pid" "$devB") || { sleep 1; cat "$W/slowkill.$c" >&2; hung "$c" >&2; die "cycle $c: kill -9 of vaaid $pid: $k"; }
 	echo "${k%%$'\n'*}" | sed "s/^K /K $c /" >> "$W/kills"
 	read -r _ stop_ms _ dead_ms <<<"$(grep '^stop_ms' <<<"$k")"

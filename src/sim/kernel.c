@@ -88,6 +88,7 @@ struct simk {
 	uint32_t *slot_len;      /* len_op written at ring position i*8 (0: none) */
 	struct simk_cmd *cmds;   /* indexed by cmd_id */
 	uint32_t next_id;
+	uint32_t top_id;         /* highest id ever handed out (destroy looks no further) */
 	unsigned inflight;
 	bool rung;               /* doorbell seen, completions not all walked yet */
 	bool broken;
@@ -169,7 +170,7 @@ void simk_destroy(struct simk *k)
 	if (!k)
 		return;
 	if (k->cmds)
-		for (uint32_t i = 0; i <= SIMK_MAX_ID; i++)
+		for (uint32_t i = 0; i <= k->top_id; i++)
 			free(k->cmds[i].blk);
 	if (k->map)
 		munmap(k->map, k->map_size);
@@ -262,6 +263,8 @@ int simk_submit(struct simk *k, const uint8_t *cdb, size_t cdb_len, const void *
 		id = id == SIMK_MAX_ID ? 1 : id + 1;
 	}
 	k->next_id = id == SIMK_MAX_ID ? 1 : id + 1;
+	if (id > k->top_id)
+		k->top_id = id;
 
 	struct simk_cmd *c = &k->cmds[id];
 	c->blk = NULL;

@@ -81,24 +81,13 @@ static void xcopy_naas(uint8_t *out, size_t out_len, uint8_t naa[3][16])
 	}
 }
 
-static const char *pool_path(void)
-{
-	static char path[512]; /* one per process, made once */
-	if (!path[0]) {
-		const char *tmp = getenv("TMPDIR");
-		snprintf(path, sizeof(path), "%s/vaaid-fuzz-cdb.%d.pool", tmp ? tmp : "/tmp",
-			 (int)getpid());
-	}
-	return path;
-}
-
 void cs_open(struct cdb_session *s)
 {
 	char err[256];
 	struct vpool_params prm = {.extent_size = 64u << 10, .journal_size = 576u << 10};
 	memset(s, 0, sizeof(*s));
-	simhost_remove_pool(pool_path());
-	if (simhost_create_pool(pool_path(), 8u << 20, &prm, SIMHOST_IO_CRASHSIM, 1, &s->h, err,
+	/* In memory only: nothing to remove, nothing left behind by a crash. */
+	if (simhost_create_pool("fuzz-cdb", 8u << 20, &prm, SIMHOST_IO_CRASHSIM_MEM, 1, &s->h, err,
 				sizeof(err))) {
 		fprintf(stderr, "fuzz (SCSI): pool: %s\n", err);
 		abort();
@@ -169,7 +158,6 @@ void cs_close(struct cdb_session *s)
 	}
 	if (simhost_close(s->h) != 0)
 		cs_fail("closing the pool failed", NULL, 0);
-	simhost_remove_pool(pool_path());
 	cm_free(&s->m);
 	free(s->guard);
 	free(s->back);

@@ -2,7 +2,7 @@
  * The SCSI fuzz targets' session (fuzz_cdb and the parameter-list targets
  * fuzz_xcopy_list, fuzz_mode_select, fuzz_caw_data, fuzz_write_same_block):
  * a fresh pool per input, served through the real ring and dispatch (simhost
- * on the crashsim device, in a file of this process under $TMPDIR), with
+ * on crashsim devices in memory only: no file), with
  * LUN 0 (1 MiB, 512-byte blocks) and LUN 1 (1 MiB, 4096-byte blocks)
  * co-visible and taking the commands, and LUN 2 (the guard, another visibility
  * group) written with a pattern first and never given a fuzzed command.

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "simhost.h"
@@ -70,8 +71,12 @@ struct simhost {
 	struct vpool *pool;
 	struct hlun luns[SIMHOST_MAX_LUNS];
 	pthread_t thr;
-	bool running;
-	atomic_bool stop;
+	bool thread_made;  /* the engine thread exists (engine_main) */
+	bool running;      /* the caller's view: engine_start'ed, not engine_stop'ped */
+	atomic_bool stop;  /* the running engine leaves its loop */
+	pthread_mutex_t mu; /* run and quit, with cv */
+	pthread_cond_t cv;
+	bool run, quit;    /* the thread: run its loop / end */
 	int wake_fd;
 	struct vio_op wake_op;
 	uint64_t next_tag;
@@ -93,13 +98,43 @@ static void wake_cb(void *arg, int res)
 	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
 }
 
+/*
+ * The engine thread lives as long as the host: "stopping" the engine parks it
+ * (between two vreactor_run_once calls) instead of ending it. io_uring posts a
+ * request's completion as task work of the thread that submitted it; when that
+ * thread has exited, the kernel hands the work to a fallback worker a jiffy
+ * (4-10 ms) later, so every engine restart used to cost a jiffy per LUN on its
+ * next command. Parked, the thread wakes every millisecond, so that requests it
+ * submitted still complete while another thread runs the reactor (a stopped
+ * engine's pool being closed or grown by the caller's thread).
+ */
 static void *engine_main(void *arg)
 {
 	struct simhost *h = arg;
-	while (!atomic_load(&h->stop)) {
-		if (vreactor_run_once(h->r, -1) < 0)
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		while (!h->run && !h->quit) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+		}
+		if (h->quit)
 			break;
+		pthread_mutex_unlock(&h->mu);
+		while (!atomic_load(&h->stop)) {
+			if (vreactor_run_once(h->r, -1) < 0)
+				break;
+		}
+		pthread_mutex_lock(&h->mu);
+		h->run = false;
+		pthread_cond_broadcast(&h->cv);
 	}
+	pthread_mutex_unlock(&h->mu);
 	return NULL;
 }
 
@@ -110,8 +145,15 @@ static int engine_start(struct simhost *h)
 	if (h->pool && h->hyd_paused)
 		vpool_hydration_pause(h->pool, true); /* a pool just opened, too */
 	atomic_store(&h->stop, false);
-	if (pthread_create(&h->thr, NULL, engine_main, h))
-		return -EAGAIN;
+	if (!h->thread_made) {
+		if (pthread_create(&h->thr, NULL, engine_main, h))
+			return -EAGAIN;
+		h->thread_made = true;
+	}
+	pthread_mutex_lock(&h->mu);
+	h->run = true;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
 	h->running = true;
 	return 0;
 }
@@ -132,17 +174,42 @@ static void engine_stop(struct simhost *h)
 	if (write(h->wake_fd, &one, sizeof(one)) < 0) {
 		/* the eventfd cannot overflow here */
 	}
-	pthread_join(h->thr, NULL);
+	pthread_mutex_lock(&h->mu);
+	while (h->run)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
 	h->running = false;
 }
 
+/* The engine thread ends (stopped first). */
+static void engine_end(struct simhost *h)
+{
+	engine_stop(h);
+	if (!h->thread_made)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->quit = true;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	pthread_join(h->thr, NULL);
+	h->thread_made = false;
+}
+
 /* ---- setup / teardown of the reactor, device and pool */
+
+static bool crashsim(const struct simhost *h)
+{
+	return h->io == SIMHOST_IO_CRASHSIM || h->io == SIMHOST_IO_CRASHSIM_MEM;
+}
 
 /* Open (create_size > 0: create) one store of the pool. */
 static int open_store(struct simhost *h, const char *path, uint64_t create_size, struct vblk **out)
 {
 	int rc;
-	if (h->io == SIMHOST_IO_CRASHSIM) {
+	if (h->io == SIMHOST_IO_CRASHSIM_MEM) {
+		rc = create_size ? vblk_crashsim_create_mem(h->r, create_size, h->seed, out)
+				 : -EOPNOTSUPP; /* nothing kept to open again */
+	} else if (crashsim(h)) {
 		rc = vblk_crashsim_open(h->r, path, create_size, h->seed, out);
 	} else {
 		rc = vblk_uring_open(h->r, path, create_size, out);
@@ -205,7 +272,7 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 			 rc == -EEXIST ? "already exists" : strerror(-rc));
 		return rc;
 	}
-	if (h->io == SIMHOST_IO_CRASHSIM) {
+	if (crashsim(h)) {
 		vblk_crashsim_set_alloc_limit(h->dev, h->backing_limit);
 		vblk_crashsim_set_faults(h->dev, h->crash_faults);
 	}
@@ -218,7 +285,7 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 	if (create_size ? jsize == 0 : access(jpath, F_OK) != 0)
 		return 0; /* the journal is in the store */
 	rc = open_store(h, jpath, create_size ? jsize : 0, &h->jdev);
-	if (rc == 0 && h->io == SIMHOST_IO_CRASHSIM) {
+	if (rc == 0 && crashsim(h)) {
 		vblk_crashsim_set_faults(h->jdev, h->crash_faults);
 		rc = vblk_crashsim_link(h->dev, h->jdev);
 	}
@@ -246,7 +313,20 @@ static struct simhost *host_new(const char *path, enum simhost_io io, uint64_t s
 	h->group_flush = -1;
 	h->xcopy_scope = VD_XCOPY_COVISIBLE; /* the daemon's default */
 	h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (h->wake_fd < 0) {
+	pthread_condattr_t ca;
+	bool sync_ok = pthread_condattr_init(&ca) == 0;
+	if (sync_ok) {
+		sync_ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+			  pthread_cond_init(&h->cv, &ca) == 0;
+		pthread_condattr_destroy(&ca);
+	}
+	if (sync_ok && pthread_mutex_init(&h->mu, NULL) != 0) {
+		pthread_cond_destroy(&h->cv);
+		sync_ok = false;
+	}
+	if (h->wake_fd < 0 || !sync_ok) {
+		if (h->wake_fd >= 0)
+			close(h->wake_fd);
 		free(h);
 		return NULL;
 	}
@@ -270,6 +350,9 @@ static void lun_teardown(struct hlun *l, bool reactor_gone)
 
 static void host_free(struct simhost *h)
 {
+	engine_end(h);
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
 	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
 		lun_teardown(&h->luns[i], false);
 	while (h->held) {
@@ -791,6 +874,8 @@ static int bring_all_luns(struct simhost *h)
 
 int simhost_reopen(struct simhost *h)
 {
+	if (h->io == SIMHOST_IO_CRASHSIM_MEM)
+		return -EOPNOTSUPP; /* closing the devices would drop the pool */
 	int rc = hold_all(h);
 	if (rc < 0)
 		return rc;
@@ -818,7 +903,7 @@ int simhost_reopen(struct simhost *h)
 
 int simhost_crash(struct simhost *h)
 {
-	if (h->io != SIMHOST_IO_CRASHSIM)
+	if (!crashsim(h))
 		return -EOPNOTSUPP;
 	engine_stop(h);
 	if (!vblk_crashsim_crashed(h->dev))
@@ -855,7 +940,7 @@ void simhost_last_recovery(const struct simhost *h, struct vpool_open_report *re
 
 int simhost_arm_crash(struct simhost *h, uint64_t n)
 {
-	if (h->io != SIMHOST_IO_CRASHSIM)
+	if (!crashsim(h))
 		return -EOPNOTSUPP;
 	engine_stop(h);
 	vblk_crashsim_arm(h->dev, n);
@@ -864,12 +949,12 @@ int simhost_arm_crash(struct simhost *h, uint64_t n)
 
 bool simhost_crashed(const struct simhost *h)
 {
-	return h->io == SIMHOST_IO_CRASHSIM && vblk_crashsim_crashed(h->dev);
+	return crashsim(h) && vblk_crashsim_crashed(h->dev);
 }
 
 uint64_t simhost_io_ops(const struct simhost *h)
 {
-	return h->io == SIMHOST_IO_CRASHSIM ? vblk_crashsim_io_count(h->dev) : 0;
+	return crashsim(h) ? vblk_crashsim_io_count(h->dev) : 0;
 }
 
 struct vblk_stats simhost_blk_stats(struct simhost *h)
@@ -931,7 +1016,7 @@ int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint
 	int rc = !w ? -ENOMEM : v ? vvol_deallocate(v, off, len, dealloc_done, w) : -ENOENT;
 	bool pending = rc == 0;
 	while (rc == 0 && !w->done) {
-		if (h->io == SIMHOST_IO_CRASHSIM && vblk_crashsim_crashed(h->dev)) {
+		if (crashsim(h) && vblk_crashsim_crashed(h->dev)) {
 			rc = -EIO; /* the power is off: the request dies with the pool */
 			break;
 		}
@@ -952,7 +1037,7 @@ int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint
 
 int simhost_backing_limit(struct simhost *h, uint64_t limit)
 {
-	if (h->io != SIMHOST_IO_CRASHSIM)
+	if (!crashsim(h))
 		return -EOPNOTSUPP;
 	engine_stop(h);
 	h->backing_limit = limit;
@@ -962,7 +1047,7 @@ int simhost_backing_limit(struct simhost *h, uint64_t limit)
 
 int simhost_crash_faults(struct simhost *h, unsigned faults)
 {
-	if (h->io != SIMHOST_IO_CRASHSIM)
+	if (!crashsim(h))
 		return -EOPNOTSUPP;
 	engine_stop(h);
 	h->crash_faults = faults;
@@ -975,7 +1060,7 @@ int simhost_crash_faults(struct simhost *h, unsigned faults)
 void simhost_crash_fault_stats(struct simhost *h, struct vblk_crashsim_fault_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	if (h->io != SIMHOST_IO_CRASHSIM)
+	if (!crashsim(h))
 		return;
 	engine_stop(h); /* the counters are the engine thread's */
 	*st = h->fault_acc;

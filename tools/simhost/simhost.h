@@ -29,7 +29,13 @@
 #define SIMHOST_MAX_LUNS 256
 #define SIMHOST_MAX_XFER (8u << 20)
 
-enum simhost_io { SIMHOST_IO_URING, SIMHOST_IO_CRASHSIM };
+/*
+ * URING: the pool in files, real io_uring. CRASHSIM: crash-simulating devices
+ * over the files (their durable image written back at close). CRASHSIM_MEM:
+ * crash-simulating devices in memory only; the path is a name, no file is
+ * made, and the pool goes with the host (simhost_reopen: -EOPNOTSUPP).
+ */
+enum simhost_io { SIMHOST_IO_URING, SIMHOST_IO_CRASHSIM, SIMHOST_IO_CRASHSIM_MEM };
 
 struct simhost;
 

@@ -174,7 +174,22 @@ void vpool_set_soft_threshold(struct vpool *p, uint64_t used_limit,
 bool vpool_above_soft_threshold(const struct vpool *p);
 
 /* ---- volumes */
-/* Create a thin volume; size is rounded up to a multiple of block_size. -EEXIST, -EINVAL, -ENOSPC. */
+/*
+ * A volume's largest size, in extents. Its map is dense in memory (8 bytes per
+ * virtual extent, allocated when it is created or loaded, scanned by
+ * verification), so its virtual size costs memory and time: 2^26 extents is a
+ * 512 MiB map, 64 TiB with the default 1 MiB extents (VMFS-6's largest
+ * datastore). One rule for create, grow and the loaders, which refuse a larger
+ * volume as damage (docs/design.md, "Volume size").
+ */
+#define VPOOL_MAX_VOLUME_EXTENTS (1ull << 26)
+/* The largest volume size of a pool with extent_size-byte extents. */
+static inline uint64_t vpool_volume_size_max(uint64_t extent_size)
+{
+	return VPOOL_MAX_VOLUME_EXTENTS * extent_size;
+}
+/* Create a thin volume; size is rounded up to a multiple of block_size. -EEXIST, -EINVAL, -ENOSPC;
+ * -EFBIG: larger than vpool_volume_size_max. */
 int vpool_volume_create(struct vpool *p, const char *name, uint64_t size, uint32_t block_size,
 			struct vvol **out);
 struct vvol *vpool_volume_find(const struct vpool *p, const char *name);
@@ -189,8 +204,8 @@ struct vvol *vpool_volume_at(const struct vpool *p, unsigned i); /* i < count, c
 void vvol_get_info(const struct vvol *v, struct vvol_info *info);
 /*
  * Grow a volume to size bytes (rounded up to its block size), durable on
- * return. -EINVAL for a shrink (never done: it would cut data off).
- * Control path: synchronous, runs the reactor; not from a reactor callback.
+ * return. -EINVAL for a shrink (never done: it would cut data off); -EFBIG:
+ * larger than vpool_volume_size_max. Control path: synchronous, runs the reactor; not from a reactor callback.
  */
 int vvol_grow(struct vvol *v, uint64_t size);
 /*

@@ -23,6 +23,13 @@ void vd_backstore_so(const struct vd_backstore *bs, char *buf, size_t len)
 	snprintf(buf, len, "user_%s/%s", bs->hba, bs->dev);
 }
 
+static uint64_t size_max(const struct vpool *pool)
+{
+	struct vpool_stats st;
+	vpool_get_stats(pool, &st);
+	return vpool_volume_size_max(st.extent);
+}
+
 int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struct vvol **out)
 {
 	const struct tcmu_lio_attrs *la = &bs->attrs;
@@ -44,6 +51,12 @@ int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struc
 			return -EINVAL;
 		}
 		rc = vpool_volume_create(pool, bs->volume, la->dev_size, la->hw_block_size, &v);
+		if (rc == -EFBIG) {
+			vlog_err(bs->label, "cannot create volume %s/%s: %" PRIu64 " bytes is larger "
+				 "than the largest volume of this pool, %" PRIu64 " bytes (2^26 "
+				 "extents)", bs->pool, bs->volume, la->dev_size, size_max(pool));
+			return rc;
+		}
 		if (rc < 0) {
 			vlog_err(bs->label, "cannot create volume %s/%s (%" PRIu64 " bytes): %s",
 				 bs->pool, bs->volume, la->dev_size, strerror(-rc));
@@ -67,6 +80,12 @@ int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struc
 	}
 	if (la->dev_size > vi.size) {
 		rc = vvol_grow(v, la->dev_size);
+		if (rc == -EFBIG) {
+			vlog_err(bs->label, "cannot grow %s/%s to %" PRIu64 " bytes: larger than the "
+				 "largest volume of this pool, %" PRIu64 " bytes (2^26 extents)",
+				 bs->pool, bs->volume, la->dev_size, size_max(pool));
+			return rc;
+		}
 		if (rc < 0) {
 			vlog_err(bs->label, "cannot grow %s/%s to %" PRIu64 ": %s", bs->pool,
 				 bs->volume, la->dev_size, strerror(-rc));

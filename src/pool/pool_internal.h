@@ -214,12 +214,12 @@ void pool_validity_drop(struct vpool *p, uint64_t pext);
 bool pool_any_valid(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1);
 
 /* records.c: apply (memory only) */
-/* The largest volume: 2^40 extents (its map alone is then 8 TiB of address space).
+/* The largest volume: VPOOL_MAX_VOLUME_EXTENTS (its map is then 512 MiB).
  * Creating or growing past it is refused (-EFBIG); a checkpoint or journal record
  * naming a larger volume is damage (-EUCLEAN), never an allocation attempted. */
 static inline bool pool_vol_size_ok(const struct vpool *p, uint64_t size)
 {
-	return size / p->ext <= (1ull << 40);
+	return size <= vpool_volume_size_max(p->ext);
 }
 int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint64_t size,
 			  uint32_t block_size, const uint8_t naa[16], const char *serial);

@@ -452,6 +452,27 @@ static void test_volume_validation(void **state)
 	env_close(&e);
 }
 
+/* A volume holds at most VPOOL_MAX_VOLUME_EXTENTS extents (create and grow; the
+ * loaders apply the same rule, tests/fuzz/regress/fuzz_checkpoint/huge-volume-map). */
+static void test_volume_size_limit(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 16 * MIB, 64 * 1024, 0);
+	const uint64_t max = vpool_volume_size_max(64 * 1024);
+	assert_true(max == (1ull << 26) * 64 * 1024); /* 4 TiB with 64 KiB extents */
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(e.p, "big", max, 512, &v), 0);
+	assert_int_equal(vpool_volume_delete(e.p, "big"), 0);
+	assert_int_equal(vpool_volume_create(e.p, "over", max + 512, 512, &v), -EFBIG);
+	assert_int_equal(vpool_volume_create(e.p, "g", MIB, 4096, &v), 0);
+	assert_int_equal(vvol_grow(v, max + 4096), -EFBIG);
+	struct vvol_info vi;
+	vvol_get_info(v, &vi);
+	assert_true(vi.size == MIB);
+	env_close(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_dealloc_granules),
 		cmocka_unit_test(test_journal_wrap_and_recovery),
 		cmocka_unit_test(test_volume_validation),
+		cmocka_unit_test(test_volume_size_limit),
 		cmocka_unit_test(test_volume_delete_and_grow),
 		cmocka_unit_test(test_grow_after_interrupted_grow),
 		cmocka_unit_test(test_grow_durable_when_size_changes_need_a_flush),

@@ -86,6 +86,7 @@ void cs_open(struct cdb_session *s)
 	char err[256];
 	struct vpool_params prm = {.extent_size = 64u << 10, .journal_size = 576u << 10};
 	memset(s, 0, sizeof(*s));
+	s->verbose = getenv("VAAID_FUZZ_VERBOSE") != NULL;
 	/* In memory only: nothing to remove, nothing left behind by a crash. */
 	if (simhost_create_pool("fuzz-cdb", 8u << 20, &prm, SIMHOST_IO_CRASHSIM_MEM, 1, &s->h, err,
 				sizeof(err))) {
@@ -94,19 +95,34 @@ void cs_open(struct cdb_session *s)
 	}
 	struct simhost *h = s->h;
 	if (simhost_volume_create(h, "a", CS_VOL_BYTES, 512) ||
-	    simhost_volume_create(h, "b", CS_VOL_BYTES, 4096) ||
+	    simhost_volume_create(h, "b", CS_VOL1_BYTES, 4096) ||
 	    simhost_volume_create(h, "guard", CS_GUARD_BYTES, 512) || simhost_attach(h, "a", 0) ||
 	    simhost_attach(h, "b", 1) || simhost_attach(h, "guard", 2) ||
 	    simhost_set_visibility(h, 2, 1) || simhost_lun_naa(h, 0, s->naa[0]) ||
 	    simhost_lun_naa(h, 1, s->naa[1]) || simhost_lun_naa(h, 2, s->naa[2]))
 		cs_fail("setting up the LUNs failed", NULL, 0);
+	if (simhost_set_threshold(h, CS_THRESHOLD_PCT))
+		cs_fail("setting the soft threshold failed", NULL, 0);
 	s->guard = malloc(CS_GUARD_BYTES);
 	s->back = malloc(CS_VOL_BYTES);
 	if (!s->guard || !s->back || cm_init(&s->m, CS_VOL_BYTES / CM_BS) < 0)
 		abort();
 	guard_pattern(s->guard, CS_GUARD_BYTES);
-	uint8_t cdb[16];
+	/* Setting the threshold posted MODE PARAMETERS CHANGED (SBC-4 6.5.7) to every LUN:
+	 * taken here with TEST UNIT READY, so that an input's first command runs */
+	uint8_t cdb[16] = {0};
 	struct simhost_result r;
+	for (int lun = 0; lun < 3; lun++) {
+		int st = -1;
+		for (int tries = 0; tries < 4 && st != SAM_STAT_GOOD; tries++) {
+			if (run_cmd(h, lun, cdb, 6, NULL, 0, 0, &r) < 0)
+				cs_fail("TEST UNIT READY was not queued", cdb, 6);
+			st = r.r.status;
+			simhost_result_free(&r);
+		}
+		if (st != SAM_STAT_GOOD)
+			cs_fail("a LUN is not ready after its unit attentions", cdb, 6);
+	}
 	sb_rw16_cdb(cdb, 0x8A, 0, CS_GUARD_BYTES / 512);
 	if (run_cmd(h, 2, cdb, 16, s->guard, CS_GUARD_BYTES, 0, &r) < 0 ||
 	    r.r.status != SAM_STAT_GOOD)
@@ -123,6 +139,10 @@ int cs_cmd(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len, u
 	if (run_cmd(s->h, lun, cdb, cdb_len, out, out_len, in_len, &r) < 0)
 		return -1;
 	char why[160];
+	if (s->verbose)
+		fprintf(stderr, "fuzz (SCSI): LUN %d op %02x: status %02x sense %x/%02x/%02x, %zu "
+			"bytes in\n", lun, cdb[0], r.r.status, r.r.sense[2] & 0x0F, r.r.sense[12],
+			r.r.sense[13], r.r.data_in_len);
 	if (answer_check(&r.r, in_len, why, sizeof(why)) < 0)
 		cs_fail(why, cdb, cdb_len);
 	uint64_t lba, nb, bad;

@@ -3,9 +3,13 @@
  * fuzz_xcopy_list, fuzz_mode_select, fuzz_caw_data, fuzz_write_same_block):
  * a fresh pool per input, served through the real ring and dispatch (simhost
  * on crashsim devices in memory only: no file), with
- * LUN 0 (1 MiB, 512-byte blocks) and LUN 1 (1 MiB, 4096-byte blocks)
+ * LUN 0 (1 MiB, 512-byte blocks) and LUN 1 (16 MiB, 4096-byte blocks, more
+ * than the pool's 7 MiB of data extents: thin over-commitment, so that an input
+ * can fill the pool and meet the out-of-space answer, SBC-4 4.7.3.6, 27h/07h)
  * co-visible and taking the commands, and LUN 2 (the guard, another visibility
- * group) written with a pattern first and never given a fuzzed command.
+ * group) written with a pattern first and never given a fuzzed command. The
+ * pool has a soft threshold at CS_THRESHOLD_PCT of its capacity (the unit
+ * attention 38h/07h when crossed).
  * cs_cmd runs one command and checks its answer as the seeded loop does
  * (answer_check) and, on LUN 0, against the data model (cdb_model.h: a GOOD
  * READ must return what it allows); cs_close checks the pool's invariants
@@ -22,6 +26,8 @@
 #include "simhost.h"
 
 #define CS_VOL_BYTES (1u << 20)
+#define CS_VOL1_BYTES (16u << 20)
+#define CS_THRESHOLD_PCT 40
 #define CS_GUARD_BYTES (64u << 10)
 /* In an EXTENDED COPY parameter list, an identification CSCD descriptor whose
  * designator is CS_NAA_LUN(n) 16 times names LUN n: cs_cmd puts that LUN's NAA
@@ -33,6 +39,7 @@ struct cdb_session {
 	uint8_t naa[3][16];
 	uint8_t *guard, *back;
 	struct cdb_model m;
+	bool verbose; /* VAAID_FUZZ_VERBOSE: every answer on stderr */
 };
 
 void cs_open(struct cdb_session *s);

@@ -233,6 +233,108 @@ int fuzz_make_seeds(const char *dir)
 	uint8_t sc[10] = {0x35};
 	put_cmd(&s, 0, sc, 10, NULL, 0, 0, 0);
 	SEED("spc");
+	/* VERIFY and WRITE AND VERIFY (SBC-4 5.29-5.34): BYTCHK 0 (medium only), 1 (a matching
+	 * and a miscomparing data-out), 3 (one block against each); WRITE AND VERIFY(10)/(16) */
+	sb_rw16_cdb(cdb, 0x8A, 64, 16);
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 16, 16, 0);
+	uint8_t v10[10] = {0x2F, 0, 0, 0, 0, 64, 0, 0, 16, 0};
+	put_cmd(&s, 0, v10, 10, NULL, 0, 0, 0);
+	sb_rw16_cdb(cdb, 0x8F, 64, 16);
+	cdb[1] = 0x02; /* BYTCHK 01b */
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 16, 16, 0);
+	static const uint8_t other[16] = {16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+	put_cmd(&s, 0x02, cdb, 16, other, 0x8000 | 16, 16, 0);
+	cdb[1] = 0x06; /* BYTCHK 11b: one block, compared with each */
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 1, 16, 0);
+	uint8_t wv10[10] = {0x2E, 0x02, 0, 0, 0, 96, 0, 0, 8, 0};
+	put_cmd(&s, 0x02, wv10, 10, pat, 0x8000 | 8, 16, 0);
+	sb_rw16_cdb(cdb, 0x8E, 200, 8);
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 8, 16, 0);
+	sb_rw16_cdb(cdb, 0x88, 64, 48);
+	put_cmd(&s, 0, cdb, 16, NULL, 0, 0, 0x8000 | 48);
+	SEED("verify");
+	/* REPORT SUPPORTED OPERATION CODES (SPC-4 6.35): all (with timeouts), one opcode,
+	 * one opcode + service action, an unsupported one */
+	uint8_t ro[12] = {0xA3, 0x0C, 0x80};
+	scsi_put_be32(ro + 6, 8192);
+	put_cmd(&s, 0, ro, 12, NULL, 0, 0, 8192);
+	static const uint8_t one_ops[][3] = {{0x01, 0x28, 0}, {0x02, 0x9E, 0x10}, {0x03, 0x83, 0},
+					     {0x01, 0x89, 0}, {0x81, 0x2A, 0}, {0x01, 0xC0, 0},
+					     {0x02, 0x84, 0x03}, {0x01, 0x9E, 0}};
+	for (size_t i = 0; i < sizeof(one_ops) / sizeof(one_ops[0]); i++) {
+		memset(ro, 0, sizeof(ro));
+		ro[0] = 0xA3;
+		ro[1] = 0x0C;
+		ro[2] = one_ops[i][0];
+		ro[3] = one_ops[i][1];
+		scsi_put_be16(ro + 4, one_ops[i][2]);
+		scsi_put_be32(ro + 6, 64);
+		put_cmd(&s, 0, ro, 12, NULL, 0, 0, 64);
+	}
+	SEED("report-supported-opcodes");
+	/* LOG SENSE (SPC-4 6.6): supported pages, supported subpages, the LBP page (SBC-4 6.4.6)
+	 * current and cumulative values, an unsupported page; INQUIRY: every VPD page, a page
+	 * vaaid lacks, EVPD 0 with a page code */
+	static const uint8_t logs[][2] = {{0x40, 0x00}, {0x40, 0xFF}, {0x4C, 0x00}, {0x0C, 0x00},
+					  {0x4D, 0x00}, {0x4C, 0x01}};
+	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+		uint8_t l[10] = {0x4D, 0, logs[i][0], logs[i][1], 0, 0, 0, 0x01, 0, 0};
+		put_cmd(&s, 0, l, 10, NULL, 0, 0, 256);
+	}
+	static const uint8_t all_vpds[] = {0x00, 0x80, 0x83, 0x8F, 0xB0, 0xB1, 0xB2, 0xB3};
+	for (size_t i = 0; i < sizeof(all_vpds); i++) {
+		sb_inquiry_vpd_cdb(inq, all_vpds[i], 255);
+		put_cmd(&s, 1, inq, 6, NULL, 0, 0, 255);
+	}
+	uint8_t inq_bad[6] = {0x12, 0, 0x83, 0, 96, 0};
+	put_cmd(&s, 0, inq_bad, 6, NULL, 0, 0, 96);
+	SEED("log-sense-vpd");
+	/* REQUEST SENSE, START STOP UNIT, READ CAPACITY(10), MODE SENSE(6) per page and
+	 * saved values, READ(12)/WRITE(12), SYNCHRONIZE CACHE(16), READ(6) */
+	uint8_t rs[6] = {0x03, 0, 0, 0, 252, 0};
+	put_cmd(&s, 0, rs, 6, NULL, 0, 0, 252);
+	uint8_t ssu[6] = {0x1B, 0, 0, 0, 0x01, 0};
+	put_cmd(&s, 0, ssu, 6, NULL, 0, 0, 0);
+	uint8_t rcap10[10] = {0x25};
+	put_cmd(&s, 1, rcap10, 10, NULL, 0, 0, 8);
+	static const uint8_t mpages[] = {0x08, 0x0A, 0x1C, 0x3F, 0x08 | 0xC0, 0x19};
+	for (size_t i = 0; i < sizeof(mpages); i++) {
+		uint8_t m6[6] = {0x1A, 0x08, mpages[i], mpages[i] == 0x1C ? 0x02 : 0, 255, 0};
+		put_cmd(&s, 0, m6, 6, NULL, 0, 0, 255);
+	}
+	uint8_t w12[12] = {0xAA, 0, 0, 0, 0x01, 0, 0, 0, 0, 4, 0, 0};
+	put_cmd(&s, 0x02, w12, 12, pat, 0x8000 | 4, 16, 0);
+	uint8_t r12[12] = {0xA8, 0, 0, 0, 0x01, 0, 0, 0, 0, 4, 0, 0};
+	put_cmd(&s, 0, r12, 12, NULL, 0, 0, 0x8000 | 4);
+	uint8_t sc16[16] = {0x91};
+	put_cmd(&s, 1, sc16, 16, NULL, 0, 0, 0);
+	uint8_t r6[6] = {0x08, 0, 1, 0, 4, 0};
+	put_cmd(&s, 0, r6, 6, NULL, 0, 0, 0x8000 | 4);
+	SEED("spc-more");
+	/* Thin over-commitment: LUN 1 (16 MiB) written with WRITE SAME of a pattern until the
+	 * pool is full (the soft threshold's unit attention 38h/07h first, then out of space
+	 * 27h/07h, SBC-4 4.7.3.6/4.7.3.7), a write to LUN 0, REQUEST SENSE, LBP log page,
+	 * then UNMAP of LUN 1 (space back) and a write that succeeds again */
+	sb_rw16_cdb(cdb, 0x93, 0, 4096); /* all of it at once: refused, nothing written */
+	put_cmd(&s, 0x03, cdb, 16, pat, 0x8000 | 8, 16, 0);
+	for (uint64_t lba = 0; lba < 3072; lba += 256) { /* 1 MiB each */
+		sb_rw16_cdb(cdb, 0x93, lba, 256);
+		put_cmd(&s, 0x03, cdb, 16, pat, 0x8000 | 8, 16, 0);
+	}
+	sb_rw16_cdb(cdb, 0x8A, 0, 64);
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 64, 16, 0);
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 64, 16, 0);
+	put_cmd(&s, 0, rs, 6, NULL, 0, 0, 252);
+	uint8_t lbp[10] = {0x4D, 0, 0x4C, 0, 0, 0, 0, 0x01, 0, 0};
+	put_cmd(&s, 1, lbp, 10, NULL, 0, 0, 256);
+	uint8_t um1[10] = {0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0}, ul1[24] = {0};
+	scsi_put_be16(ul1, 22);
+	scsi_put_be16(ul1 + 2, 16);
+	scsi_put_be64(ul1 + 8, 0);
+	scsi_put_be32(ul1 + 16, 4096);
+	put_cmd(&s, 0x01, um1, 10, ul1, 24, 24, 0);
+	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 64, 16, 0);
+	SEED("fill-the-pool");
 	return rc;
 #undef SEED
 }

@@ -166,3 +166,37 @@ int cm_check(const struct cdb_model *m, uint64_t lba, uint64_t n, const uint8_t 
 	}
 	return 0;
 }
+
+void cm_set_unknown(struct cdb_model *m, uint64_t lba, uint64_t n)
+{
+	set_range(m, lba, n, CM_UNKNOWN, NULL, 0);
+}
+
+bool cm_footprint(const struct cdb_model *m, int lun, const uint8_t *cdb, bool *modifies,
+		  uint64_t *lba, uint64_t *n)
+{
+	uint8_t op = cdb[0];
+	*modifies = !is_read_only(op);
+	if (lun != 0 && op != 0x83) /* only EXTENDED COPY reaches LUN 0 from another LUN */
+		return false;
+	if (cm_rw_range(cdb, lba, n))
+		return *n > 0;
+	if (*modifies && (op == 0x41 || op == 0x93)) { /* WRITE SAME(10) / (16) */
+		bool sixteen = op == 0x93;
+		*lba = sixteen ? scsi_get_be64(cdb + 2) : scsi_get_be32(cdb + 2);
+		*n = sixteen ? scsi_get_be32(cdb + 10) : scsi_get_be16(cdb + 7);
+		if (*n == 0) /* to the end of the medium */
+			*n = m->nblk > *lba ? m->nblk - *lba : 0;
+		return true;
+	}
+	if (op == 0x89) { /* COMPARE AND WRITE */
+		*lba = scsi_get_be64(cdb + 2);
+		*n = cdb[13];
+		return true;
+	}
+	if (!*modifies)
+		return false; /* VERIFY, INQUIRY, ...: reads no block the model checks */
+	*lba = 0; /* UNMAP, EXTENDED COPY, an opcode the model does not follow: all of it */
+	*n = m->nblk;
+	return true;
+}

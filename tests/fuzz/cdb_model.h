@@ -47,5 +47,14 @@ int cm_check(const struct cdb_model *m, uint64_t lba, uint64_t n, const uint8_t 
 /* LBA and NUMBER OF LOGICAL BLOCKS of a READ / WRITE / WRITE AND VERIFY CDB
  * (6, 10, 12, 16; WRITE(6) / READ(6) length 0 = 256): false for other opcodes. */
 bool cm_rw_range(const uint8_t *cdb, uint64_t *lba, uint64_t *n);
+/*
+ * Commands in flight together complete in any order: the blocks a command
+ * given to LUN lun may read or change in the modelled LUN (LUN 0), and whether
+ * it may change them. False: it touches none of them. Conservative: UNMAP,
+ * EXTENDED COPY and opcodes the model does not follow cover the whole LUN.
+ */
+bool cm_footprint(const struct cdb_model *m, int lun, const uint8_t *cdb, bool *modifies,
+		  uint64_t *lba, uint64_t *n);
+void cm_set_unknown(struct cdb_model *m, uint64_t lba, uint64_t n);
 
 #endif

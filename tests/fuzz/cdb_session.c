@@ -130,39 +130,130 @@ void cs_open(struct cdb_session *s)
 	simhost_result_free(&r);
 }
 
+/* One answer against the checks and, unless the command raced another over the
+ * same blocks (conflict), the model. */
+static void check_one(struct cdb_session *s, const struct cs_pending *c,
+		      const struct simhost_result *r, bool conflict)
+{
+	char why[160];
+	const uint8_t *cdb = c->cdb;
+	if (s->verbose)
+		fprintf(stderr, "fuzz (SCSI): LUN %d op %02x%s: status %02x sense %x/%02x/%02x, "
+			"%zu bytes in\n", c->lun, cdb[0], conflict ? " (raced)" : "", r->r.status,
+			r->r.sense[2] & 0x0F, r->r.sense[12], r->r.sense[13], r->r.data_in_len);
+	if (answer_check(&r->r, c->in_len, why, sizeof(why)) < 0)
+		cs_fail(why, cdb, c->cdb_len);
+	uint64_t lba, nb, bad;
+	if (c->lun == 0 && !conflict && r->r.status == SAM_STAT_GOOD && cm_rw_range(cdb, &lba, &nb) &&
+	    (cdb[0] == 0x08 || cdb[0] == 0x28 || cdb[0] == 0xA8 || cdb[0] == 0x88) &&
+	    r->r.data_in && r->r.data_in_len == nb * CM_BS &&
+	    cm_check(&s->m, lba, nb, r->r.data_in, &bad) < 0) {
+		snprintf(why, sizeof(why), "a GOOD READ returned block %llu other than written",
+			 (unsigned long long)bad);
+		cs_fail(why, cdb, c->cdb_len);
+	}
+	if (!conflict && (c->lun == 0 || cdb[0] == 0x83)) /* a copy on LUN 1 may write LUN 0 */
+		cm_apply(&s->m, cdb, c->out, c->out_len, &r->r);
+	s->last_status = r->r.status;
+}
+
+static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
+{
+	return a < b + bn && b < a + an;
+}
+
+void cs_flush(struct cdb_session *s)
+{
+	unsigned n = s->n_batch;
+	if (!n)
+		return;
+	struct simhost_result res[CS_BATCH_MAX];
+	bool got[CS_BATCH_MAX] = {false};
+	for (unsigned done = 0; done < n;) {
+		struct simhost_result r;
+		if (simhost_reap(s->h, &r, 1, 60000) != 1)
+			cs_fail("no answer within 60 s", s->batch[0].cdb, s->batch[0].cdb_len);
+		unsigned i = 0;
+		while (i < n && (got[i] || s->batch[i].tag != r.tag))
+			i++;
+		if (i == n)
+			cs_fail("an answer to no command in flight", NULL, 0);
+		res[i] = r;
+		got[i] = true;
+		done++;
+	}
+	/* Commands in flight together may run in any order (SAM-5 8.6, SIMPLE task
+	 * attribute): where two touch the same blocks of LUN 0 and one may change them,
+	 * neither is checked against the model, and the blocks become unknown. */
+	struct { bool has, mod; uint64_t lba, n; } fp[CS_BATCH_MAX];
+	bool conflict[CS_BATCH_MAX] = {false};
+	for (unsigned i = 0; i < n; i++)
+		fp[i].has = cm_footprint(&s->m, s->batch[i].lun, s->batch[i].cdb, &fp[i].mod,
+					 &fp[i].lba, &fp[i].n);
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = i + 1; j < n; j++)
+			if (fp[i].has && fp[j].has && (fp[i].mod || fp[j].mod) &&
+			    overlap(fp[i].lba, fp[i].n, fp[j].lba, fp[j].n))
+				conflict[i] = conflict[j] = true;
+	for (unsigned i = 0; i < n; i++)
+		check_one(s, &s->batch[i], &res[i], conflict[i]);
+	for (unsigned i = 0; i < n; i++) {
+		if (conflict[i] && fp[i].mod)
+			cm_set_unknown(&s->m, fp[i].lba, fp[i].n);
+		simhost_result_free(&res[i]);
+		free(s->batch[i].out);
+	}
+	s->n_batch = 0;
+}
+
+int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
+	     const uint8_t *out, size_t out_len, size_t in_len)
+{
+	if (s->n_batch == CS_BATCH_MAX)
+		cs_flush(s);
+	struct cs_pending *c = &s->batch[s->n_batch];
+	memset(c, 0, sizeof(*c));
+	c->lun = lun;
+	c->cdb_len = cdb_len > sizeof(c->cdb) ? sizeof(c->cdb) : cdb_len;
+	memcpy(c->cdb, cdb, c->cdb_len);
+	c->in_len = in_len;
+	if (out_len) {
+		c->out = malloc(out_len);
+		if (!c->out)
+			abort();
+		memcpy(c->out, out, out_len);
+		c->out_len = out_len;
+		if (cdb[0] == 0x83)
+			xcopy_naas(c->out, out_len, s->naa);
+	}
+	int rc = simhost_submit(s->h, lun, c->cdb, c->cdb_len, c->out, out_len, in_len, &c->tag);
+	if (rc == -EAGAIN && s->n_batch) { /* the ring or its data area is full: drain first */
+		cs_flush(s);
+		return cs_queue(s, lun, cdb, cdb_len, out, out_len, in_len);
+	}
+	if (rc == -EINVAL || rc == -E2BIG) { /* not queued, as LIO would not: nothing to check */
+		free(c->out);
+		return -1;
+	}
+	if (rc < 0)
+		cs_fail("the ring refused a command", cdb, cdb_len);
+	s->n_batch++;
+	return 0;
+}
+
 int cs_cmd(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len, uint8_t *out,
 	   size_t out_len, size_t in_len)
 {
-	struct simhost_result r;
-	if (cdb[0] == 0x83)
-		xcopy_naas(out, out_len, s->naa);
-	if (run_cmd(s->h, lun, cdb, cdb_len, out, out_len, in_len, &r) < 0)
+	if (cs_queue(s, lun, cdb, cdb_len, out, out_len, in_len) < 0)
 		return -1;
-	char why[160];
-	if (s->verbose)
-		fprintf(stderr, "fuzz (SCSI): LUN %d op %02x: status %02x sense %x/%02x/%02x, %zu "
-			"bytes in\n", lun, cdb[0], r.r.status, r.r.sense[2] & 0x0F, r.r.sense[12],
-			r.r.sense[13], r.r.data_in_len);
-	if (answer_check(&r.r, in_len, why, sizeof(why)) < 0)
-		cs_fail(why, cdb, cdb_len);
-	uint64_t lba, nb, bad;
-	if (lun == 0 && r.r.status == SAM_STAT_GOOD && cm_rw_range(cdb, &lba, &nb) &&
-	    (cdb[0] == 0x08 || cdb[0] == 0x28 || cdb[0] == 0xA8 || cdb[0] == 0x88) && r.r.data_in &&
-	    r.r.data_in_len == nb * CM_BS && cm_check(&s->m, lba, nb, r.r.data_in, &bad) < 0) {
-		snprintf(why, sizeof(why), "a GOOD READ returned block %llu other than written",
-			 (unsigned long long)bad);
-		cs_fail(why, cdb, cdb_len);
-	}
-	if (lun == 0 || cdb[0] == 0x83) /* a copy received by LUN 1 may write LUN 0 */
-		cm_apply(&s->m, cdb, out, out_len, &r.r);
-	int st = r.r.status;
-	simhost_result_free(&r);
-	return st;
+	cs_flush(s);
+	return s->last_status;
 }
 
 void cs_close(struct cdb_session *s)
 {
 	uint64_t bad;
+	cs_flush(s);
 	if (simhost_verify(s->h, stderr) != 0)
 		cs_fail("the pool's invariants fail after the input", NULL, 0);
 	if (read_lun(s->h, 2, 512, CS_GUARD_BYTES, s->back) < 0 ||

@@ -34,12 +34,25 @@
  * (random per pool) there, so that inputs reproduce. */
 #define CS_NAA_LUN(n) (0xA0 + (n))
 
+#define CS_BATCH_MAX 16 /* commands in flight at once, as the seeded loop */
+
+struct cs_pending { /* a command queued and not yet answered */
+	int lun;
+	uint8_t cdb[16];
+	size_t cdb_len, out_len, in_len;
+	uint8_t *out; /* a copy (NAAs put in) */
+	uint64_t tag;
+};
+
 struct cdb_session {
 	struct simhost *h;
+	struct cs_pending batch[CS_BATCH_MAX];
+	unsigned n_batch;
 	uint8_t naa[3][16];
 	uint8_t *guard, *back;
 	struct cdb_model m;
 	bool verbose; /* VAAID_FUZZ_VERBOSE: every answer on stderr */
+	int last_status; /* of the last answer checked */
 };
 
 void cs_open(struct cdb_session *s);
@@ -49,6 +62,18 @@ void cs_open(struct cdb_session *s);
  * would not. */
 int cs_cmd(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len, uint8_t *out,
 	   size_t out_len, size_t in_len);
+/*
+ * Concurrency: cs_queue submits a command (out copied) and returns without
+ * waiting (-1: not queued, as cs_cmd); cs_flush waits for every queued command
+ * and checks the answers, in submission order, against the model where no two
+ * of them raced over the same blocks of LUN 0 (cm_footprint); raced blocks that
+ * may have changed become unknown. At most CS_BATCH_MAX are in flight (a full
+ * batch or ring is flushed first). cs_cmd = cs_queue + cs_flush; cs_close
+ * flushes first.
+ */
+int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
+	     const uint8_t *out, size_t out_len, size_t in_len);
+void cs_flush(struct cdb_session *s);
 void cs_close(struct cdb_session *s);
 _Noreturn void cs_fail(const char *what, const uint8_t *cdb, size_t cdb_len);
 

@@ -4,17 +4,20 @@
  *
  * Each input starts from a fresh pool (cdb_session.h), so a finding
  * reproduces from its input alone: LUN 0 (1 MiB, 512-byte blocks) and LUN 1
- * (1 MiB, 4096-byte blocks) are co-visible and take the commands; LUN 2 (the
- * guard, another visibility group) is written with a pattern first and never
- * receives one. The commands run one at a time, each checked as the seeded
- * loop checks them (answer_check: status, fixed-format sense, data-in within
+ * (16 MiB thin over a smaller pool, 4096-byte blocks) are co-visible and take
+ * the commands; LUN 2 (the guard, another visibility group) is written with a
+ * pattern first and never receives one. The commands run one at a time or
+ * several in flight (flag 04h, up to 16, as the seeded loop), each checked as
+ * the seeded loop checks them (answer_check: status, fixed-format sense, data-in within
  * its buffer); LUN 0 has a data model (cdb_model.h): a GOOD READ of it must
  * return what the model allows, and so must all of it at the end. After the
  * input: the pool's invariants (simhost_verify), the guard unchanged.
  *
  * Input: up to 64 commands, each
  *   flags (1 byte): 0x01 LUN 1 (else LUN 0); 0x02 the data-out is its first
- *     16 bytes repeated (large writes from small inputs)
+ *     16 bytes repeated (large writes from small inputs); 0x04 left in flight
+ *     with the commands that follow, up to the next one without it (the
+ *     model skips the blocks two of them raced over, cdb_session.h)
  *   CDB length (1 byte: 6 + value % 11; the bytes taken from the input, the rest
  *     zeros: the ring carries what the opcode's group says, as LIO), data-out
  *     length and data-in length
@@ -96,8 +99,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			in_len = 0;
 		}
-		/* 16 bytes given: the kernel copies what the opcode's group says */
-		cs_cmd(&s, fl & 0x01, cdb, sizeof(cdb), out, out_len, in_len);
+		/* 16 bytes given: the kernel copies what the opcode's group says. Flag 04h:
+		 * left in flight with the next commands (cs_queue), up to one without it. */
+		if (fl & 0x04)
+			cs_queue(&s, fl & 0x01, cdb, sizeof(cdb), out, out_len, in_len);
+		else
+			cs_cmd(&s, fl & 0x01, cdb, sizeof(cdb), out, out_len, in_len);
 	}
 	cs_close(&s);
 	return 0;
@@ -335,6 +342,44 @@ int fuzz_make_seeds(const char *dir)
 	put_cmd(&s, 0x01, um1, 10, ul1, 24, 24, 0);
 	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 64, 16, 0);
 	SEED("fill-the-pool");
+	/* Commands in flight together (flag 04h; a command without it ends the batch):
+	 * (a) writes to disjoint blocks, one overlapping another, a READ of blocks none
+	 * writes; (b) a COMPARE AND WRITE and a READ of the same blocks beside a disjoint
+	 * write; (c) an EXTENDED COPY, a write to LUN 1, an UNMAP and a READ; then all of
+	 * LUN 0 read one command at a time */
+	uint8_t pats[6][16];
+	for (int i = 0; i < 6; i++)
+		for (int j = 0; j < 16; j++)
+			pats[i][j] = (uint8_t)(0x11 * (i + 1) + j);
+	for (uint32_t i = 0; i < 6; i++) {
+		sb_rw16_cdb(cdb, 0x8A, i * 128, 64);
+		put_cmd(&s, 0x06, cdb, 16, pats[i], 0x8000 | 64, 16, 0);
+	}
+	sb_rw16_cdb(cdb, 0x8A, 32, 64); /* overlaps the first */
+	put_cmd(&s, 0x06, cdb, 16, pat, 0x8000 | 64, 16, 0);
+	sb_rw16_cdb(cdb, 0x88, 1600, 64);
+	put_cmd(&s, 0, cdb, 16, NULL, 0, 0, 0x8000 | 64);
+	sb_rw16_cdb(cdb, 0x88, 0, 768); /* alone: checked against the model */
+	put_cmd(&s, 0, cdb, 16, NULL, 0, 0, 0x8000 | 768);
+	put_cmd(&s, 0x04, caw, 16, cw, 1024, 1024, 0);
+	sb_rw16_cdb(cdb, 0x88, 880, 40);
+	put_cmd(&s, 0x04, cdb, 16, NULL, 0, 0, 0x8000 | 40);
+	sb_rw16_cdb(cdb, 0x8A, 1024, 16);
+	put_cmd(&s, 0x02, cdb, 16, pats[5], 0x8000 | 16, 16, 0);
+	sb_rw16_cdb(cdb, 0x88, 1024, 16);
+	put_cmd(&s, 0, cdb, 16, NULL, 0, 0, 0x8000 | 16);
+	sb_xcopy_cdb(cdb, (uint32_t)ll);
+	put_cmd(&s, 0x04, cdb, 16, list, (uint16_t)ll, ll, 0);
+	sb_rw16_cdb(cdb, 0x8A, 1536, 2);
+	put_cmd(&s, 0x07, cdb, 16, pat, 0x8000 | 16, 16, 0);
+	put_cmd(&s, 0x04, um, 10, ul, 40, 40, 0);
+	sb_rw16_cdb(cdb, 0x88, 0, 512);
+	put_cmd(&s, 0, cdb, 16, NULL, 0, 0, 0x8000 | 512);
+	for (uint32_t lba = 0; lba < 2048; lba += 512) {
+		sb_rw16_cdb(cdb, 0x88, lba, 512);
+		put_cmd(&s, 0, cdb, 16, NULL, 0, 0, 0x8000 | 512);
+	}
+	SEED("in-flight-together");
 	return rc;
 #undef SEED
 }

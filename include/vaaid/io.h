@@ -266,6 +266,10 @@ int vblk_crashsim_open(struct vreactor *r, const char *path, uint64_t create_siz
 		       struct vblk **out);
 /* Purely in memory (no file); for tests. */
 int vblk_crashsim_create_mem(struct vreactor *r, uint64_t size, uint64_t seed, struct vblk **out);
+/* In memory, its durable image starting as a copy of size bytes (as a file
+ * holding them: zero 4 KiB blocks are holes); for tests and the fuzz targets. */
+int vblk_crashsim_create_image(struct vreactor *r, const uint8_t *bytes, uint64_t size,
+			       uint64_t seed, struct vblk **out);
 
 /*
  * Arm a crash at the n-th write/flush submitted from now on (n >= 1); 0

@@ -854,6 +854,29 @@ int vblk_crashsim_create_mem(struct vreactor *r, uint64_t size, uint64_t seed, s
 	return 0;
 }
 
+int vblk_crashsim_create_image(struct vreactor *r, const uint8_t *bytes, uint64_t size,
+			       uint64_t seed, struct vblk **out)
+{
+	if (!bytes)
+		return -EINVAL;
+	struct csdev *d;
+	int rc = cs_new(r, size, seed, &d);
+	if (rc < 0)
+		return rc;
+	/* As a file holding bytes would load (cs_open_existing): zero blocks stay holes;
+	 * only the others are copied, so the pages of the images touched follow them. */
+	for (uint64_t off = 0; off < size; off += CS_BLOCK) {
+		size_t n = size - off < CS_BLOCK ? (size_t)(size - off) : CS_BLOCK;
+		if (block_is_zero(bytes + off, n))
+			continue;
+		memcpy(d->durable + off, bytes + off, n);
+		memcpy(d->visible + off, bytes + off, n);
+		map_range(d, off, 1);
+	}
+	*out = &d->b;
+	return 0;
+}
+
 /* Create path (must not exist) with create_size bytes of zeros. */
 static int cs_create_file(const char *path, uint64_t create_size)
 {

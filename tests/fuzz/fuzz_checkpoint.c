@@ -34,6 +34,7 @@ static const struct fz_image *base(uint8_t flags)
 	if (!made[jf]) {
 		if (fz_image_settle(t, &settled[jf]) < 0)
 			return NULL;
+		fz_image_share(&settled[jf]); /* on failure, copies are plain copies */
 		made[jf] = true;
 	}
 	return &settled[jf];

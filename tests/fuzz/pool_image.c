@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "pool_image.h"
@@ -281,6 +283,8 @@ const struct fz_image *fz_template(bool jfile)
 		t[jfile].j_end = res.end;
 		t[jfile].j_next_seq = res.next_seq;
 		t[jfile].j_commits = res.commits;
+		if (fz_image_share(&t[jfile]) < 0) /* copies are then plain copies: slower */
+			fprintf(stderr, "fuzz: template: no copy-on-write copies\n");
 		if (getenv("VAAID_FUZZ_VERBOSE"))
 			fprintf(stderr,
 				"fuzz: template%s: journal %llu commits, %llu records; by type 1..8: "
@@ -292,25 +296,88 @@ const struct fz_image *fz_template(bool jfile)
 	return &t[jfile];
 }
 
+static int memfd_of(const uint8_t *bytes, uint64_t size)
+{
+	int fd = memfd_create("vaaid-fuzz-image", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	uint64_t done = 0;
+	while (done < size) {
+		ssize_t n = pwrite(fd, bytes + done, (size_t)(size - done), (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int rc = n < 0 ? -errno : -EIO;
+			close(fd);
+			return rc;
+		}
+		done += (uint64_t)n;
+	}
+	return fd;
+}
+
+int fz_image_share(struct fz_image *img)
+{
+	if (img->shared)
+		return 0;
+	int fd = memfd_of(img->store, img->store_size);
+	if (fd < 0)
+		return fd;
+	int jfd = -1;
+	if (img->jstore) {
+		jfd = memfd_of(img->jstore, img->jstore_size);
+		if (jfd < 0) {
+			close(fd);
+			return jfd;
+		}
+	}
+	img->store_fd = fd;
+	img->jstore_fd = jfd;
+	img->shared = true;
+	return 0;
+}
+
+/* A copy-on-write mapping of fd's size bytes, or NULL. */
+static uint8_t *cow_map(int fd, uint64_t size)
+{
+	void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 int fz_image_copy(const struct fz_image *from, struct fz_image *to)
 {
 	*to = *from;
-	to->store = malloc(from->store_size);
-	to->jstore = from->jstore ? malloc(from->jstore_size) : NULL;
+	to->shared = false;
+	to->mapped = from->shared;
+	if (from->shared) {
+		to->store = cow_map(from->store_fd, from->store_size);
+		to->jstore = from->jstore ? cow_map(from->jstore_fd, from->jstore_size) : NULL;
+	} else {
+		to->store = malloc(from->store_size);
+		to->jstore = from->jstore ? malloc(from->jstore_size) : NULL;
+		if (to->store)
+			memcpy(to->store, from->store, from->store_size);
+		if (to->jstore)
+			memcpy(to->jstore, from->jstore, from->jstore_size);
+	}
 	if (!to->store || (from->jstore && !to->jstore)) {
 		fz_image_free(to);
 		return -ENOMEM;
 	}
-	memcpy(to->store, from->store, from->store_size);
-	if (from->jstore)
-		memcpy(to->jstore, from->jstore, from->jstore_size);
 	return 0;
 }
 
 void fz_image_free(struct fz_image *img)
 {
-	free(img->store);
-	free(img->jstore);
+	if (img->mapped) {
+		if (img->store)
+			munmap(img->store, (size_t)img->store_size);
+		if (img->jstore)
+			munmap(img->jstore, (size_t)img->jstore_size);
+	} else {
+		free(img->store);
+		free(img->jstore);
+	}
 	img->store = img->jstore = NULL;
 }
 
@@ -324,32 +391,10 @@ uint8_t *fz_image_ring(const struct fz_image *img, const struct vsb *sb)
 	return base + sb->journal_off;
 }
 
-/* A crashsim device holding bytes (only the non-zero 4 KiB blocks are written). */
+/* A crashsim device holding bytes (zero 4 KiB blocks are holes, as in a file). */
 static int fz_device(const uint8_t *bytes, uint64_t size, struct vblk **out)
 {
-	struct vblk *dev;
-	int rc = vblk_crashsim_create_mem(fz_reactor(), size, 1, &dev);
-	if (rc < 0)
-		return rc;
-	static const uint8_t zero[VBLK_ALIGN];
-	uint8_t *blk = vblk_alloc_buf(VBLK_ALIGN);
-	if (!blk)
-		rc = -ENOMEM;
-	for (uint64_t o = 0; rc >= 0 && o + VBLK_ALIGN <= size; o += VBLK_ALIGN) {
-		if (!memcmp(bytes + o, zero, VBLK_ALIGN))
-			continue;
-		memcpy(blk, bytes + o, VBLK_ALIGN);
-		rc = vblk_pwrite_sync(dev, blk, VBLK_ALIGN, o, 0);
-	}
-	if (rc >= 0)
-		rc = vblk_flush_sync(dev);
-	free(blk);
-	if (rc < 0) {
-		vblk_close(dev);
-		return rc;
-	}
-	*out = dev;
-	return 0;
+	return vblk_crashsim_create_image(fz_reactor(), bytes, size, 1, out);
 }
 
 /* Open as vaai-check does: 0 (the pool verified, closed or abandoned) or the

@@ -35,10 +35,20 @@ struct fz_image {
 	int sb_which;     /* its copy */
 	uint64_t j_end, j_next_seq; /* where its journal's replay ends: the next commit */
 	uint64_t j_commits;         /* commits its replay reads */
+	/* fz_image_share: memfds holding store / jstore (-1: none; 0 in a zeroed struct
+	 * means none too: valid only with shared set), so that copies are
+	 * copy-on-write mappings; a copy made so has mapped set (munmap to free) */
+	int store_fd, jstore_fd;
+	bool shared, mapped;
 };
 
 /* The template (built on first use; NULL when it cannot be: a message says why). */
 const struct fz_image *fz_template(bool jfile);
+/* Copies of img from now on share its pages until they write them (a private
+ * mapping of a memfd holding its bytes: a copy costs the pages it damages, not
+ * the whole image). For images kept for the process (the template, a settled
+ * base). 0 or -errno (then copies are plain copies). */
+int fz_image_share(struct fz_image *img);
 /* A private copy to damage (0 or -ENOMEM); fz_image_free frees it. */
 int fz_image_copy(const struct fz_image *from, struct fz_image *to);
 void fz_image_free(struct fz_image *img);

@@ -140,9 +140,9 @@ void cm_apply(struct cdb_model *m, const uint8_t *cdb, const uint8_t *out, size_
 	if (op == 0x89) { /* COMPARE AND WRITE: the second half of the data-out is written */
 		lba = scsi_get_be64(cdb + 2);
 		n = cdb[13];
-		if (!good && sk == SK_MISCOMPARE)
+		if ((!good && sk == SK_MISCOMPARE) || n == 0) /* 0 blocks: nothing compared or written */
 			return;
-		if (good && out_len == 2 * n * CM_BS)
+		if (good && out && out_len == 2 * n * CM_BS)
 			set_range(m, lba, n, CM_KNOWN, out + n * CM_BS, CM_BS);
 		else
 			set_range(m, lba, n, CM_UNKNOWN, NULL, 0);

@@ -173,8 +173,11 @@ static void logrec(struct gen *g, bool wait, const char *fmt, ...)
 	va_start(ap, fmt);
 	int n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (n <= 0 || (size_t)n >= sizeof(line))
-		return;
+	if (n <= 0 || (size_t)n >= sizeof(line)) { /* never submit a command unrecorded */
+		fprintf(stderr, "ackgen: log: a record of %d bytes does not fit %zu\n", n,
+			sizeof(line));
+		_exit(4);
+	}
 	if (g->relay)
 		pthread_mutex_lock(&g->loglk);
 	bool ok = write(g->logfd, line, (size_t)n) == n;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -81,12 +82,17 @@ int relay_main(int argc, char **argv)
 		perror("ackgen relay: accept");
 		return 1;
 	}
-	static char buf[1 << 16], acks[1 << 16];
+	enum { BUF = 1 << 16 };
+	char *buf = malloc(BUF), *acks = malloc(BUF);
+	if (!buf || !acks) {
+		fprintf(stderr, "ackgen relay: out of memory\n");
+		return 1;
+	}
 	size_t have = 0;
 	unsigned long records = 0;
-	memset(acks, '\n', sizeof(acks));
+	memset(acks, '\n', BUF);
 	for (;;) {
-		ssize_t r = read(c, buf + have, sizeof(buf) - have);
+		ssize_t r = read(c, buf + have, BUF - have);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -98,8 +104,8 @@ int relay_main(int argc, char **argv)
 				done = i + 1;
 				lines++;
 			}
-		if (!done && have == sizeof(buf)) {
-			fprintf(stderr, "ackgen relay: a record longer than %zu bytes\n", sizeof(buf));
+		if (!done && have == BUF) {
+			fprintf(stderr, "ackgen relay: a record longer than %d bytes\n", BUF);
 			return 1;
 		}
 		if (done && (write_all(out, buf, done) < 0 || write_all(c, acks, lines) < 0)) {
@@ -112,5 +118,7 @@ int relay_main(int argc, char **argv)
 	}
 	fprintf(stderr, "ackgen relay: %s: %lu records%s\n", argv[1], records,
 		have ? " (an incomplete last one dropped)" : "");
+	free(buf);
+	free(acks);
 	return 0;
 }

@@ -57,8 +57,11 @@ static int copy_volume(struct vreactor *re, struct vvol *v, int out)
 			rc = vreactor_run_until(re, &r.done);
 		if (rc == 0)
 			rc = r.res;
-		if (rc == 0 && pwrite(out, buf, len, (off_t)off) != (ssize_t)len)
-			rc = -errno ? -errno : -EIO;
+		if (rc == 0) {
+			ssize_t w = pwrite(out, buf, len, (off_t)off);
+			if (w != (ssize_t)len) /* a short write sets no errno */
+				rc = w < 0 ? -errno : -EIO;
+		}
 	}
 	free(buf);
 	return rc;

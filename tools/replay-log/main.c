@@ -164,8 +164,9 @@ struct rstate {
 static int put(struct rstate *r, uint64_t blk, uint64_t n, const char *data)
 {
 	size_t len = n * r->bs;
-	if (pwrite(r->tfd, data, len, (off_t)(blk * r->bs)) != (ssize_t)len)
-		return errno ? -errno : -EIO;
+	ssize_t w = pwrite(r->tfd, data, len, (off_t)(blk * r->bs));
+	if (w != (ssize_t)len) /* a short write sets no errno */
+		return w < 0 ? -errno : -EIO;
 	return 0;
 }
 
@@ -377,7 +378,7 @@ int main(int argc, char **argv)
 			}
 			if (rc == 0 && dropped) {
 				if (fdatasync(tfd) < 0 || (rc = write_marks(o.marks, e, g0)) < 0) {
-					fprintf(stderr, "replay-log: %s\n", strerror(errno));
+					fprintf(stderr, "replay-log: %s\n", strerror(rc < 0 ? -rc : errno));
 					return 2;
 				}
 				point++;
@@ -403,7 +404,7 @@ int main(int argc, char **argv)
 		if (ret)
 			break;
 		if (fdatasync(tfd) < 0 || (rc = write_marks(o.marks, e, to)) < 0) {
-			fprintf(stderr, "replay-log: %s\n", strerror(errno));
+			fprintf(stderr, "replay-log: %s\n", strerror(rc < 0 ? -rc : errno));
 			return 2;
 		}
 		point++;

@@ -66,11 +66,11 @@ log "LUN 0 is /dev/$sd and /dev/$sg"
 
 sg_turs "/dev/$sg" >/dev/null 2>&1 || true # takes the first UNIT ATTENTION
 inq=$(sg_inq "/dev/$sd") || die "sg_inq /dev/$sd failed"
-echo "$inq" | grep -q 'Vendor identification: LIO-ORG' || die "sg_inq: vendor is not LIO-ORG: $inq"
+echo "$inq" | grep 'Vendor identification: LIO-ORG' >/dev/null || die "sg_inq: vendor is not LIO-ORG: $inq"
 grep -q "$SERIAL" <<<"$(sg_inq -p 0x80 "/dev/$sg")" || die "sg_inq -p 0x80: unit serial $SERIAL missing"
 log "sg_inq: $(echo "$inq" | grep -E 'Vendor|Product identification' | tr -s ' ' | paste -sd';' -)"
 cap=$(sg_readcap "/dev/$sg") || die "sg_readcap failed"
-echo "$cap" | grep -q "Device size: $SIZE bytes" || die "sg_readcap: size is not $SIZE: $cap"
+echo "$cap" | grep "Device size: $SIZE bytes" >/dev/null || die "sg_readcap: size is not $SIZE: $cap"
 log "sg_readcap: $SIZE bytes"
 
 head -c 1048576 /dev/urandom >/tmp/smoke.pattern

@@ -116,7 +116,7 @@ after)
 	done
 	[ $ok = 1 ] || die "the restored iSCSI target does not answer after 30 tries: $out"
 	[ "$try" = 1 ] || log "after: iSCSI answered on try $try"
-	vaaictl volume list | grep -q 'sysd0' || die "vaaictl volume list has no sysd0"
+	vaaictl volume list | grep 'sysd0' >/dev/null || die "vaaictl volume list has no sysd0"
 	log "after: vaaid up before targetctl restore; LUN, data and iSCSI portal back after the reboot"
 
 	# A crash with the LUN live, inside the sandbox: systemd restarts vaaid

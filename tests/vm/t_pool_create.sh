@@ -41,10 +41,10 @@ cmp -s -n $((64 << 20)) "$pre" /dev/zero || die "a refused pool create changed $
 rm "$pre.journal"
 "$VAAICTL" pool create pre "$pre" 64M --force >/dev/null || die "pool create --force on a file"
 [ "$(head -c 8 "$pre.journal")" = AAIDJFIL ] || die "pool create --force on a file: no $pre.journal"
-"$VAAICTL" --json pool list | grep -q '"name":"pre"' || die "pool pre not listed"
+"$VAAICTL" --json pool list | grep '"name":"pre"' >/dev/null || die "pool pre not listed"
 "$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"pre"' |
 	grep -qF "\"journal_file\":\"$pre.journal\"" || die "vaaictl pool list: no journal_file for pool pre"
-"$VAAICTL" status | grep -qxF "$(printf '%-16s journal file %s' pre "$pre.journal")" ||
+"$VAAICTL" status | grep -xF "$(printf '%-16s journal file %s' pre "$pre.journal")" >/dev/null ||
 	die "vaaictl status does not show pool pre's journal file"
 # design rule 14: a pool file on ext4 under Linux < 6.4 writes partial granules whole
 kv=$(uname -r); kmaj=${kv%%.*}; kmin=${kv#*.}; kmin=${kmin%%.*}
@@ -57,7 +57,7 @@ fi
 	grep -qF "\"whole_granule_writes\":$want_whole" ||
 	die "vaaictl pool list: pool pre's whole_granule_writes is not $want_whole (kernel $kv, $(stat -f -c %T "$STATE"))"
 if $want_whole; then
-	"$VAAICTL" status | grep -q "^pre  *writes partial 4 KiB granules whole" ||
+	"$VAAICTL" status | grep "^pre  *writes partial 4 KiB granules whole" >/dev/null ||
 		die "vaaictl status does not say pool pre writes partial granules whole"
 	grep -q "pool pre: partial 4 KiB granules are read and written whole (its file system serializes" "$OUT/vaaid.log" ||
 		die "vaaid did not log that pool pre writes partial granules whole"
@@ -76,7 +76,7 @@ fi
 	grep -qF "\"group_flush\":$want_group" ||
 	die "vaaictl pool list: pool pre's group_flush is not $want_group (device $mm: $(cat "$q/write_cache" "$q/fua" 2>&1 | tr '\n' ' '))"
 if $want_group; then
-	"$VAAICTL" status | grep -q "^pre  *durable writes share cache flushes" ||
+	"$VAAICTL" status | grep "^pre  *durable writes share cache flushes" >/dev/null ||
 		die "vaaictl status does not say pool pre's durable writes share cache flushes"
 	grep -q "pool pre: durable writes share cache flushes (its device has a volatile write cache without FUA" "$OUT/vaaid.log" ||
 		die "vaaid did not log that pool pre's durable writes share cache flushes"
@@ -92,7 +92,7 @@ dev=$(losetup -f --show "$STATE/blk.img") || die "losetup"
 [ -b "$dev" ] || die "no loop block device"
 "$VAAICTL" pool create blk "$dev" 64M --force >/dev/null || die "pool create --force on $dev"
 [ ! -e "$dev.journal" ] || die "a pool on a block device got a journal file"
-! "$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"blk"' | grep -q journal_file ||
+! "$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"blk"' | grep journal_file >/dev/null ||
 	die "vaaictl pool list: a journal_file for the block-device pool blk"
 refused "is the store of pool 'blk'" blk2 "$dev" 64M --force
 "$VAAICTL" --json pool list | tr '{' '\n' | grep '"name":"blk"' |

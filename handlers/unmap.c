@@ -233,6 +233,11 @@ void handler_unmap(struct scsi_cmd *cmd)
 		scsi_complete_good(cmd);
 		return;
 	}
+	/* for the counters (lun_stats.h): the non-empty descriptors and what they name */
+	cmd->acct.descriptors = (uint32_t)n;
+	cmd->acct.set_bytes = 1;
+	for (size_t i = 0; i < n; i++)
+		cmd->acct.bytes += (uint64_t)ext[i].count * in->block_size;
 	u->cmd = cmd;
 	u->ext = ext;
 	u->n = merge_adjacent(ext, n);

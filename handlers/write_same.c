@@ -179,7 +179,8 @@ void handler_write_same(struct scsi_cmd *cmd)
 	w->pending = 1; /* held until every part is started */
 	handler_ctx_track(cmd, &w->link, ws_discard);
 	uint64_t off = lba * bs, len = (uint64_t)n * bs;
-	if (all_zero(block, bs)) {
+	cmd->acct.ws_zero = all_zero(block, bs); /* for the counters (lun_stats.h) */
+	if (cmd->acct.ws_zero) {
 		w->pending++;
 		ws_started(w, vvol_zero(cmd->lun->vol, off, len, ws_done, w));
 	} else

@@ -62,6 +62,7 @@ struct xcopy {
 	struct xc_run {
 		struct xcopy *x;
 		struct vvol *sv, *dv;
+		struct scsi_lun *sl, *dl; /* their LUNs (the counters: lun_stats.h) */
 		uint64_t so, dO, len; /* bytes */
 	} run[XCOPY_MAX_SEGMENTS];
 	unsigned nok;      /* segments before the first that fails its checks */
@@ -211,6 +212,8 @@ static void xc_finish(struct xcopy *x, int res)
 		x->held->segments = (uint16_t)x->cur;
 		x->held->bytes = x->bytes;
 	}
+	cmd->acct.bytes = x->bytes; /* the counters' (lun_stats.h): bytes of segments done */
+	cmd->acct.set_bytes = 1;
 	xc_free(x);
 	handler_complete_pool_result(cmd, res, true);
 }
@@ -312,7 +315,7 @@ static uint16_t xc_check(struct xcopy *x, unsigned i, struct xc_run *r)
 	if (!xc_range_ok(x, "source", sl, s->slba, bytes / sbs) ||
 	    !xc_range_ok(x, "destination", dl, s->dlba, bytes / dbs))
 		return ASC_COPY_TARGET_NOT_REACHABLE;
-	*r = (struct xc_run){.sv = sl->vol, .dv = dl->vol, .so = s->slba * sbs,
+	*r = (struct xc_run){.sv = sl->vol, .dv = dl->vol, .sl = sl, .dl = dl, .so = s->slba * sbs,
 			     .dO = s->dlba * dbs, .len = bytes};
 	return 0;
 }
@@ -357,8 +360,11 @@ static void xc_seg_done(void *arg, int res)
 	struct xcopy *x = r->x;
 	if (res < 0 && !x->err)
 		x->err = res;
-	if (res >= 0)
+	if (res >= 0) {
 		x->bytes += r->len;
+		r->sl->stats.xcopy_src_bytes += r->len;
+		r->dl->stats.xcopy_dst_bytes += r->len;
+	}
 	if (--x->pending == 0)
 		xc_settle(x);
 }

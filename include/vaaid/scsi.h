@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 
 #include "vaaid/log_limit.h"
+#include "vaaid/lun_stats.h"
 
 #define SCSI_SENSE_LEN 96 /* TCMU_SENSE_BUFFERSIZE */
 #define SCSI_FIXED_SENSE_LEN 18
@@ -182,6 +183,8 @@ struct scsi_lun {
 	 * a copy range past the end (handlers/xcopy.c), a peer refused as not co-visible
 	 * (src/daemon/lun_policy.c). Zeroed with the LUN. */
 	struct vlog_limit xcopy_range_log, xcopy_peer_log;
+	/* Command counters (include/vaaid/lun_stats.h), zeroed with the LUN. */
+	struct vaai_lun_stats stats;
 };
 
 struct scsi_cmd;
@@ -205,6 +208,10 @@ struct scsi_cmd {
 	scsi_done_fn done;
 	void *transport_priv;
 	void *handler_priv; /* free for the handler */
+	/* The counters' (handlers/lun_stats.c): set by scsi_dispatch */
+	uint64_t t_start_ns;
+	scsi_done_fn acct_done; /* the transport's done, called after counting */
+	struct scsi_cmd_acct acct;
 };
 
 /* ---- completion */

@@ -134,6 +134,7 @@ static bool opcode_known(uint8_t op)
 
 void scsi_dispatch(struct scsi_cmd *cmd)
 {
+	vstat_begin(cmd); /* counted at completion, whatever completes it */
 	const uint8_t *cdb = cmd->cdb;
 	uint8_t op = cdb[0];
 	if (!opcode_known(op)) {

@@ -15,8 +15,20 @@
 
 #include "vaaid/scsi.h"
 
+/* Counted when posted (include/vaaid/lun_stats.h), also when already pending. */
+static void count(struct scsi_lun *lun, uint16_t asc_ascq)
+{
+	enum vstat_ua u = asc_ascq == ASC_CAPACITY_DATA_CHANGED      ? VSTAT_UA_CAPACITY_CHANGED
+			  : asc_ascq == ASC_MODE_PARAMETERS_CHANGED ? VSTAT_UA_MODE_CHANGED
+			  : asc_ascq == ASC_INQUIRY_DATA_CHANGED    ? VSTAT_UA_INQUIRY_CHANGED
+			  : asc_ascq == ASC_THIN_PROV_SOFT_THRESHOLD ? VSTAT_UA_THRESHOLD
+								     : VSTAT_UA_OTHER;
+	lun->stats.ua_posted[u]++;
+}
+
 static void post(struct scsi_lun *lun, struct scsi_ua ua)
 {
+	count(lun, ua.asc_ascq);
 	for (unsigned i = 0; i < lun->n_ua; i++)
 		if (lun->ua[i].asc_ascq == ua.asc_ascq) {
 			lun->ua[i] = ua; /* already pending: report the latest information */

@@ -997,6 +997,19 @@ char *simhost_stats_json(struct simhost *h)
 	return s;
 }
 
+char *simhost_lun_stats_json(struct simhost *h, int lun)
+{
+	if (lun < 0 || lun >= SIMHOST_MAX_LUNS || !h->luns[lun].used || !h->luns[lun].dev)
+		return NULL;
+	engine_stop(h); /* the counters are the engine thread's */
+	struct vaai_lun_stats st = h->luns[lun].lun.stats;
+	engine_start(h);
+	json_object *o = vaai_lun_stats_json(&st);
+	char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return s;
+}
+
 static void dealloc_done(void *arg, int res)
 {
 	struct dealloc_wait *w = arg;

@@ -128,6 +128,9 @@ int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint
 int simhost_pool_stats(struct simhost *h, struct vpool_stats *st);
 /* Stats as JSON (one line, no newline), caller frees. */
 char *simhost_stats_json(struct simhost *h);
+/* The command counters of attached LUN lun as one JSON line (vaai_lun_stats_json;
+ * malloc'd), or NULL when no such LUN is attached. */
+char *simhost_lun_stats_json(struct simhost *h, int lun);
 /* Run vpool_verify on the live pool (engine stopped meanwhile); returns problems found. */
 int simhost_verify(struct simhost *h, FILE *f);
 /* The same, unless the simulated power has failed (io=crashsim; checked with the

@@ -29,12 +29,14 @@
  *                                (redirect-on-write after EXTENDED COPY) paused -- kept
  *                                across reopen and crash -- resumed, or run until none is
  *                                left; no output line)
+ *   lunstats LUN                (extension: the LUN's command counters, one JSON line:
+ *                                vaai_lun_stats_json, include/vaaid/lun_stats.h)
  *   deallocate NAME OFFSET LEN  (extension: vvol_deallocate of [OFFSET, OFFSET+LEN) bytes,
  *                                K/M/G/T suffixes, multiples of 512 inside the volume;
  *                                returns once the change is durable; no output line)
  *
  * Output: one JSON object per line for each cmd, each command completed by
- * wait (in submission order) and each stats. A CHECK CONDITION is a result;
+ * wait (in submission order) and each stats or lunstats. A CHECK CONDITION is a result;
  * a malformed line or a failing statement exits 1 with "vaai-sim: line N: ...".
  */
 #include <ctype.h>
@@ -508,6 +510,18 @@ static void run_line(struct sim *s, char *line)
 		char *js = simhost_stats_json(s->h);
 		if (!js)
 			die(s, "out of memory");
+		printf("%s\n", js);
+		fflush(stdout);
+		free(js);
+	} else if (!strcmp(v, "lunstats")) {
+		need_pool(s);
+		if (nt != 2)
+			die(s, "usage: lunstats LUN");
+		char *end;
+		long lun = strtol(tok[1], &end, 10);
+		char *js = *end || end == tok[1] ? NULL : simhost_lun_stats_json(s->h, (int)lun);
+		if (!js)
+			die(s, "lunstats: no LUN '%s' attached", tok[1]);
 		printf("%s\n", js);
 		fflush(stdout);
 		free(js);

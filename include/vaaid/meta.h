@@ -177,6 +177,7 @@ struct vj_diag {
 void vjournal_get_diag(const struct vjournal *j, struct vj_diag *out);
 uint64_t vjournal_commits(const struct vjournal *j);
 uint64_t vjournal_records(const struct vjournal *j);
+uint64_t vjournal_bytes(const struct vjournal *j); /* of the commits written */
 
 /*
  * Replay (synchronous, control path): read commits from (start, seq), call

@@ -68,8 +68,12 @@ struct vpool_stats {
 	uint64_t free;      /* capacity - used */
 	uint64_t sharing_savings; /* bytes sharing saves: sum over extents of (map references - 1) x extent */
 	uint64_t hydrating; /* bytes of redirected extents still reading part of their data from their source */
-	/* internals, for tests and benchmarks */
+	/* counters since the pool was opened (also for tests and benchmarks) */
 	uint64_t journal_commits, journal_records, checkpoints;
+	uint64_t journal_bytes;  /* of the commits written */
+	uint64_t checkpoint_ns;  /* summed time of the completed checkpoints */
+	bool journal_file;       /* the journal has a store of its own (journal_io) */
+	struct vblk_stats store_io, journal_io; /* the backing stores' I/O (vblk_stats) */
 	uint64_t journal_used, journal_size; /* ring bytes since the last checkpoint, ring size */
 	uint64_t data_off; /* backing store offset of the first data extent */
 };

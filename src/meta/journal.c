@@ -53,6 +53,7 @@ struct vjournal {
 	const struct vjournal_owner_ops *ops;
 	void *owner;
 	uint64_t commits, records;
+	uint64_t bytes; /* of the commits written (padded to VJ_BLOCK) */
 };
 
 /* Header layout: magic 0, uuid 8, seq 24, payload length 32, records 36, crc 40. */
@@ -253,6 +254,7 @@ static void commit_done(void *arg, int res)
 	}
 	j->wpos = (j->inflight_pos + j->inflight_len) % j->size;
 	j->commits++;
+	j->bytes += j->inflight_len;
 	j->ops->durable(j->owner, seq);
 	run_waiters(w, 0);
 	if (j->buf[j->open].nrec)
@@ -351,6 +353,7 @@ void vjournal_get_diag(const struct vjournal *j, struct vj_diag *out)
 }
 uint64_t vjournal_commits(const struct vjournal *j) { return j->commits; }
 uint64_t vjournal_records(const struct vjournal *j) { return j->records; }
+uint64_t vjournal_bytes(const struct vjournal *j) { return j->bytes; }
 
 /* ---- replay */
 

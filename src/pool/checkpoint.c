@@ -476,6 +476,7 @@ int pool_ckpt_load(struct vpool *p, struct vblk *dev, uint64_t off, uint64_t len
 
 struct ckpt_state {
 	bool running;
+	uint64_t t0_ns;     /* when the running one started (the counters' checkpoint time) */
 	bool again; /* a synchronous caller wants one that starts after it asked */
 	int result;
 	unsigned gen_done; /* completed checkpoints */
@@ -507,6 +508,7 @@ static void ckpt_finish(struct vpool *p, int res)
 		p->failed = true;
 	} else {
 		p->checkpoints++;
+		p->checkpoint_ns += vclock_ns() - c->t0_ns;
 	}
 	c->result = res;
 	c->running = false;
@@ -634,6 +636,7 @@ void pool_ckpt_request(void *owner)
 	if (!c->sbbuf && !(c->sbbuf = vblk_alloc_buf(VSB_SIZE)))
 		return;
 	c->running = true;
+	c->t0_ns = vclock_ns();
 	c->qw.fn = ckpt_quiesced;
 	c->qw.arg = p;
 	vjournal_quiesce(p->j, &c->qw);

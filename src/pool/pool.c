@@ -612,6 +612,14 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 	st->journal_commits = p->j ? vjournal_commits(p->j) : 0;
 	st->journal_records = p->j ? vjournal_records(p->j) : 0;
 	st->checkpoints = p->checkpoints;
+	st->journal_bytes = p->j ? vjournal_bytes(p->j) : 0;
+	st->checkpoint_ns = p->checkpoint_ns;
+	st->journal_file = p->jdev && p->jdev != p->dev;
+	st->store_io = p->dev->stats;
+	if (st->journal_file)
+		st->journal_io = p->jdev->stats;
+	else
+		memset(&st->journal_io, 0, sizeof(st->journal_io));
 	st->journal_used = p->j ? vjournal_used(p->j) : 0;
 	st->journal_size = p->sb.journal_size;
 	st->data_off = p->sb.data_off;

@@ -126,6 +126,7 @@ struct vpool {
 	size_t unsh_head, unsh_tail, unsh_cap;
 	struct ckpt_state *ckpt;
 	uint64_t checkpoints;
+	uint64_t checkpoint_ns; /* summed time of the completed ones */
 	struct hmap hydr;           /* pext -> struct hydr_ent (redirected, not yet hydrated) */
 	struct hydrator *hyd;       /* the background hydrator (hydrate.c) */
 	unsigned inflight; /* data requests in flight */

@@ -15,6 +15,22 @@
 
 #include "vaaid/pool.h"
 
+/* A backing store's I/O (struct vblk_stats). */
+static json_object *io_json(const struct vblk_stats *io)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "read_ops", json_object_new_uint64(io->read_ops));
+	json_object_object_add(o, "write_ops", json_object_new_uint64(io->write_ops));
+	json_object_object_add(o, "flush_ops", json_object_new_uint64(io->flush_ops));
+	json_object_object_add(o, "bytes_read", json_object_new_uint64(io->bytes_read));
+	json_object_object_add(o, "bytes_written", json_object_new_uint64(io->bytes_written));
+	json_object_object_add(o, "read_ns", json_object_new_uint64(io->read_ns));
+	json_object_object_add(o, "write_ns", json_object_new_uint64(io->write_ns));
+	json_object_object_add(o, "group_flushes", json_object_new_uint64(io->dsync_flushes));
+	json_object_object_add(o, "grouped_writes", json_object_new_uint64(io->grouped_writes));
+	return o;
+}
+
 json_object *vpool_stats_json(const struct vpool *p)
 {
 	struct vpool_stats st;
@@ -28,6 +44,16 @@ json_object *vpool_stats_json(const struct vpool *p)
 	json_object_object_add(pj, "free", json_object_new_uint64(st.free));
 	json_object_object_add(pj, "sharing_savings", json_object_new_uint64(st.sharing_savings));
 	json_object_object_add(pj, "hydrating", json_object_new_uint64(st.hydrating));
+	json_object *cj = json_object_new_object(); /* counters since the pool was opened */
+	json_object_object_add(cj, "journal_commits", json_object_new_uint64(st.journal_commits));
+	json_object_object_add(cj, "journal_records", json_object_new_uint64(st.journal_records));
+	json_object_object_add(cj, "journal_bytes", json_object_new_uint64(st.journal_bytes));
+	json_object_object_add(cj, "checkpoints", json_object_new_uint64(st.checkpoints));
+	json_object_object_add(cj, "checkpoint_ns", json_object_new_uint64(st.checkpoint_ns));
+	json_object_object_add(cj, "store_io", io_json(&st.store_io));
+	if (st.journal_file)
+		json_object_object_add(cj, "journal_io", io_json(&st.journal_io));
+	json_object_object_add(pj, "counters", cj);
 	json_object_object_add(o, "pool", pj);
 	json_object *vols = json_object_new_array();
 	for (unsigned i = 0; i < vpool_volume_count(p); i++) {

@@ -473,6 +473,42 @@ static void test_volume_size_limit(void **state)
 	env_close(&e);
 }
 
+/* The pool's counters (issue 25): journal commits and their bytes, checkpoints and
+ * their time, the store's I/O, as vpool_get_stats reports them. */
+static void test_pool_counters(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 32 * MIB, MIB, 0);
+	struct vpool_stats st0, st;
+	vpool_get_stats(e.p, &st0);
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(e.p, "v", 8 * MIB, 512, &v), 0);
+	uint8_t *buf = vblk_alloc_buf(MIB);
+	memset(buf, 0x42, MIB);
+	for (int i = 0; i < 3; i++) /* 3 new extents: each maps one */
+		assert_int_equal(vwrite(&e, v, (uint64_t)i * MIB, buf, MIB), 0);
+	assert_int_equal(vread(&e, v, 0, buf, MIB), 0);
+	vpool_get_stats(e.p, &st);
+	assert_true(st.journal_commits > st0.journal_commits);
+	assert_true(st.journal_records >= st0.journal_records + 4); /* the create and 3 maps */
+	assert_true(st.journal_bytes - st0.journal_bytes >=
+		    (st.journal_commits - st0.journal_commits) * VJ_BLOCK);
+	assert_int_equal(st.journal_bytes % VJ_BLOCK, 0);
+	assert_false(st.journal_file);
+	assert_true(st.store_io.write_ops - st0.store_io.write_ops >= 3);
+	assert_true(st.store_io.bytes_written - st0.store_io.bytes_written >=
+		    3 * MIB + (st.journal_bytes - st0.journal_bytes));
+	assert_true(st.store_io.bytes_read - st0.store_io.bytes_read >= MIB);
+	assert_int_equal(vpool_checkpoint(e.p), 0);
+	struct vpool_stats st2;
+	vpool_get_stats(e.p, &st2);
+	assert_int_equal(st2.checkpoints, st.checkpoints + 1);
+	assert_true(st2.checkpoint_ns > st.checkpoint_ns);
+	free(buf);
+	env_close(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_journal_wrap_and_recovery),
 		cmocka_unit_test(test_volume_validation),
 		cmocka_unit_test(test_volume_size_limit),
+		cmocka_unit_test(test_pool_counters),
 		cmocka_unit_test(test_volume_delete_and_grow),
 		cmocka_unit_test(test_grow_after_interrupted_grow),
 		cmocka_unit_test(test_grow_durable_when_size_changes_need_a_flush),

@@ -41,9 +41,11 @@ static enum vstat_kind kind_of(const uint8_t *cdb)
 
 static void lat_add(struct vstat_lat *l, uint64_t ns)
 {
-	unsigned b = 0;
-	while (b + 1 < VSTAT_BUCKETS && ns >= (1ull << (b + VSTAT_LAT_SHIFT)))
-		b++;
+	/* the first bucket whose bound 2^(b + SHIFT) is above ns: b = bits(ns) - SHIFT */
+	unsigned bits = ns ? 64u - (unsigned)__builtin_clzll(ns) : 0;
+	unsigned b = bits > VSTAT_LAT_SHIFT ? bits - VSTAT_LAT_SHIFT : 0;
+	if (b >= VSTAT_BUCKETS)
+		b = VSTAT_BUCKETS - 1;
 	l->bucket[b]++;
 	l->count++;
 	l->sum_ns += ns;

@@ -138,4 +138,13 @@ void vd_devices_free(struct vd_devices *ds);
 int vd_parse_cfgstring(const char *cfg, char *pool, size_t plen, char *vol, size_t vlen, char *err,
 		       size_t errlen);
 
+/* ---- systemd notification (src/daemon/notify.c): Type=notify, STATUS, watchdog */
+struct vd_notify;
+typedef void (*vd_status_fn)(void *arg, char *buf, size_t len); /* one STATUS line */
+int vd_notify_new(struct vreactor *r, vd_status_fn status, void *arg, struct vd_notify **out);
+void vd_notify_ready(struct vd_notify *n);   /* READY=1, then STATUS/WATCHDOG from a timer */
+void vd_notify_stopping(struct vd_notify *n); /* STOPPING=1 */
+bool vd_notify_watchdog(const struct vd_notify *n);
+void vd_notify_free(struct vd_notify *n);     /* after vreactor_destroy */
+
 #endif

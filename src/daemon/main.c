@@ -38,6 +38,7 @@ struct daemon {
 	struct tcmu_nl *nl;
 	struct vd_control *ctl;
 	struct vd_dbus *bus;
+	struct vd_notify *notify; /* systemd: READY, STATUS, watchdog */
 	int sig_fd;
 	struct vio_op nl_op, sig_op, ctl_op, bus_op;
 	bool nl_ready, sig_ready, ctl_ready, bus_ready, stop;
@@ -199,6 +200,20 @@ static int parse_args(struct daemon *dm, int argc, char **argv, bool *no_dbus)
 	return 0;
 }
 
+/* systemd's STATUS line: what is served and how full each pool is. */
+static void status_line(void *arg, char *buf, size_t len)
+{
+	struct daemon *dm = arg;
+	int n = snprintf(buf, len, "serving %u LUN(s)", vd_devices_count(dm->devs));
+	for (unsigned i = 0; i < dm->pools.n && n >= 0 && (size_t)n < len; i++) {
+		struct vpool_stats st;
+		vpool_get_stats(dm->pools.p[i].pool, &st);
+		unsigned pct = st.capacity ? (unsigned)(st.used * 100 / st.capacity) : 0;
+		n += snprintf(buf + n, len - (size_t)n, "%s pool %s %u%% used", i ? "," : ";",
+			      dm->pools.p[i].name, pct);
+	}
+}
+
 static void handle_signals(struct daemon *dm)
 {
 	struct signalfd_siginfo si;
@@ -207,6 +222,7 @@ static void handle_signals(struct daemon *dm)
 			vlog_info(NULL, "signal %u: stopping (in-flight commands complete first)",
 				  si.ssi_signo);
 			dm->stop = true;
+			vd_notify_stopping(dm->notify);
 		}
 	}
 }
@@ -310,6 +326,11 @@ static int run(struct daemon *dm, bool no_dbus)
 		arm(dm, vd_dbus_fd(dm->bus), &dm->bus_op, on_bus);
 	vlog_info(NULL, "vaaid ready: %u pool(s), state directory %s", dm->pools.n,
 		  dm->conf.state_dir);
+	if (vd_notify_new(dm->r, status_line, dm, &dm->notify) == 0) {
+		vd_notify_ready(dm->notify);
+		if (vd_notify_watchdog(dm->notify))
+			vlog_info(NULL, "systemd watchdog: pinged from the reactor");
+	}
 	rc = loop(dm);
 	return rc < 0 ? 1 : 0;
 }
@@ -327,6 +348,7 @@ static void teardown(struct daemon *dm)
 	tcmu_nl_close(dm->nl);
 	/* the poll ops still queued die with the ring: vreactor_destroy runs no callback */
 	vreactor_destroy(dm->r);
+	vd_notify_free(dm->notify); /* its timer died with the ring */
 	if (dm->sig_fd >= 0)
 		close(dm->sig_fd);
 }

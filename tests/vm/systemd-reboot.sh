@@ -18,7 +18,9 @@
 #           is back through tcm_loop with its data, the iSCSI portal answers,
 #           vaaictl lists the volume. Then vaaid is killed (SIGKILL): systemd
 #           restarts it alone, it resets the live LUN's ring through configfs
-#           (inside the unit's sandbox) and serves it again, data intact.
+#           (inside the unit's sandbox) and serves it again, data intact. Then
+#           vaaid is stopped (SIGSTOP): systemd's watchdog (Type=notify,
+#           WatchdogSec=30) finds it and restarts it; the LUN is served again.
 # The journal of each boot is copied to /out/systemd-<phase>.journal.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -58,6 +60,12 @@ before)
 	log "before: $(systemd-analyze security vaaid.service 2>/dev/null | tail -1)"
 	[ "$(systemctl is-enabled vaaid.service)" = enabled ] || die "vaaid.service is not enabled"
 	[ "$(systemctl is-active vaaid.service)" = active ] || die "vaaid.service is not active: $(systemctl status vaaid.service --no-pager 2>&1 | tail -5)"
+	# Type=notify (issue 25): READY=1 made it active; a STATUS line; the watchdog armed
+	[ "$(prop vaaid.service Type)" = notify ] || die "vaaid.service is Type=$(prop vaaid.service Type), not notify"
+	[ "$(prop vaaid.service NotifyAccess)" = main ] || die "vaaid.service NotifyAccess=$(prop vaaid.service NotifyAccess)"
+	[ "$(prop vaaid.service WatchdogUSec)" = 30s ] || die "vaaid.service WatchdogUSec=$(prop vaaid.service WatchdogUSec) (want 30s)"
+	case "$(prop vaaid.service StatusText)" in "serving 0 LUN(s); pool default "*"% used") ;;
+	*) die "vaaid.service's STATUS: '$(prop vaaid.service StatusText)'" ;; esac
 	[ "$(systemctl is-enabled rtslib-fb-targetctl.service)" = enabled ] || die "rtslib-fb-targetctl.service is not enabled (Debian enables it)"
 	case " $(prop vaaid.service Before) " in *" rtslib-fb-targetctl.service "*) ;; *) die "vaaid.service is not ordered before rtslib-fb-targetctl.service" ;; esac
 	case " $(prop rtslib-fb-targetctl.service Wants) " in *" vaaid.service "*) ;; *) die "rtslib-fb-targetctl.service does not want vaaid.service" ;; esac
@@ -87,6 +95,14 @@ before)
 	[ -s /etc/rtslib-fb-target/saveconfig.json ] || die "no /etc/rtslib-fb-target/saveconfig.json"
 	grep -q '"plugin": "user"' /etc/rtslib-fb-target/saveconfig.json || die "saveconfig.json has no user backstore"
 	sync
+	# the STATUS line follows (sent every 10 s)
+	for t in $(seq 1 100); do
+		case "$(prop vaaid.service StatusText)" in "serving 1 LUN(s);"*) break ;; esac
+		sleep 0.3
+	done
+	case "$(prop vaaid.service StatusText)" in "serving 1 LUN(s);"*) ;;
+	*) die "vaaid.service's STATUS after the LUN came: '$(prop vaaid.service StatusText)'" ;; esac
+	log "before: Type=notify, STATUS '$(prop vaaid.service StatusText)', watchdog 30s"
 	log "before: LUN created and saved, 8 MiB written; powering off through systemd"
 	;;
 after)
@@ -145,6 +161,30 @@ after)
 	got=$(dd if="$dev" bs=1M count=8 iflag=direct status=none | sha256sum | cut -d' ' -f1)
 	[ "$got" = "$(cat "$SUM")" ] || die "data differs after vaaid's restart"
 	log "after: vaaid killed and restarted by systemd; the live LUN served again (ring reset through configfs), data intact"
+
+	# The watchdog (WatchdogSec=30, pinged from the reactor): a vaaid that stops
+	# answering (SIGSTOP: its reactor stands still) is found by systemd, which sends
+	# SIGABRT (delivered once the process runs again: SIGCONT here) and restarts it.
+	pid=$(prop vaaid.service MainPID)
+	kill -STOP "$pid"
+	for t in $(seq 1 90); do
+		journalctl -b -u vaaid.service --no-pager | grep "Watchdog timeout" >/dev/null && break
+		sleep 1
+	done
+	journalctl -b -u vaaid.service --no-pager | grep "Watchdog timeout" >/dev/null ||
+		{ kill -CONT "$pid"; die "systemd saw no watchdog timeout within 90 s of stopping vaaid"; }
+	log "after: $(journalctl -b -u vaaid.service --no-pager | grep -o 'Watchdog timeout.*' | head -1)"
+	kill -CONT "$pid" 2>/dev/null || true
+	for t in $(seq 1 300); do
+		now=$(prop vaaid.service MainPID)
+		[ "$now" != 0 ] && [ "$now" != "$pid" ] && [ "$(systemctl is-active vaaid.service)" = active ] && break
+		sleep 0.2
+	done
+	[ "$now" != 0 ] && [ "$now" != "$pid" ] || die "vaaid.service was not restarted after its watchdog timeout (MainPID $now)"
+	sg_turs "$dev" >/dev/null 2>&1 || true
+	got=$(dd if="$dev" bs=1M count=8 iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	[ "$got" = "$(cat "$SUM")" ] || die "data differs after the watchdog restart"
+	log "after: watchdog timeout found by systemd, vaaid restarted, the live LUN served again, data intact"
 	;;
 *) die "unknown phase '$PHASE' (before|after)" ;;
 esac

@@ -430,6 +430,16 @@ static int open_verify(struct vblk *dev, struct vblk *jdev, unsigned flags, cons
 	return 0;
 }
 
+int fz_image_sb_read(const struct fz_image *img, struct vsb *sb, int *which)
+{
+	struct vblk *dev = NULL;
+	int rc = fz_device(img->store, img->store_size, &dev);
+	if (rc == 0)
+		rc = vsb_read(dev, sb, which);
+	vblk_close(dev);
+	return rc;
+}
+
 bool fz_image_check(const struct fz_image *img, const char *target)
 {
 	struct vblk *dev = NULL, *jdev = NULL;

@@ -13,7 +13,8 @@
  * TCMU_NL_NAME_MAX; the name and cfgstring parsers give names vaaid accepts, or
  * an error text.
  * Seeds: messages as target_core_user builds them (device name, minor, device
- * id; RECONFIG with dev_config, dev_size, write cache), as tests/unit/test_tcmu_netlink.c.
+ * id; RECONFIG with dev_config, dev_size, write cache), as tests/unit/test_tcmu_netlink.c;
+ * a device name of the longest length taken, and one character longer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,7 +118,17 @@ static int seed(const char *dir, const char *name, uint8_t cmd, const char *dev,
 int fuzz_make_seeds(const char *dir)
 {
 	const char *dev = "tcm-user/1/ds1/vaai/default/ds1";
-	if (seed(dir, "added", TCMU_CMD_ADDED_DEVICE, dev, false) < 0 ||
+	/* names of TCMU_NL_NAME_MAX - 1 characters (the longest the policy takes, with
+	 * its NUL) and of TCMU_NL_NAME_MAX (one too long: refused) */
+	char longest[TCMU_NL_NAME_MAX + 1];
+	int pre = snprintf(longest, sizeof(longest), "tcm-user/1/ds1/vaai/default/");
+	memset(longest + pre, 'v', sizeof(longest) - 1 - (size_t)pre);
+	longest[TCMU_NL_NAME_MAX] = 0;
+	if (seed(dir, "name-too-long", TCMU_CMD_ADDED_DEVICE, longest, false) < 0)
+		return -1;
+	longest[TCMU_NL_NAME_MAX - 1] = 0;
+	if (seed(dir, "name-longest", TCMU_CMD_ADDED_DEVICE, longest, false) < 0 ||
+	    seed(dir, "added", TCMU_CMD_ADDED_DEVICE, dev, false) < 0 ||
 	    seed(dir, "removed", TCMU_CMD_REMOVED_DEVICE, dev, false) < 0 ||
 	    seed(dir, "reconfig", TCMU_CMD_RECONFIG_DEVICE, dev, true) < 0 ||
 	    seed(dir, "added-bad-cfg", TCMU_CMD_ADDED_DEVICE, "tcm-user/1/x/vaai/.hidden/..", false) < 0)

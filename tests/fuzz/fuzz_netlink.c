@@ -10,8 +10,8 @@
  * netlink attribute stream: {len u16, type u16, payload, padding}).
  * Checked: the handler returns 0 (ignored) or 1 with the reply of the command's
  * *_DONE; a callback gets a device name and cfg NUL-terminated within
- * TCMU_NL_NAME_MAX; the name and cfgstring parsers give names vaaid accepts, or
- * an error text.
+ * TCMU_NL_NAME_MAX; the name and cfgstring parsers give names vaaid accepts and
+ * that are safe (fz_name_safe), or an error text.
  * Seeds: messages as target_core_user builds them (device name, minor, device
  * id; RECONFIG with dev_config, dev_size, write cache), as tests/unit/test_tcmu_netlink.c;
  * a device name of the longest length taken, and one character longer.
@@ -27,8 +27,10 @@
 #define __LINUX_UIO_H
 #include <linux/target_core_user.h>
 
+#include "name_oracle.h"
 #include "seeds.h"
 #include "vaaid/daemon.h"
+#include "vaaid/pool.h"
 #include "vaaid/tcmu_nl.h"
 
 static _Noreturn void finding(const char *what)
@@ -53,8 +55,10 @@ static int on_event(void *arg, const struct tcmu_nl_event *ev)
 	if (tcmu_parse_uio_name(ev->device, &un) == 0) {
 		char pool[65], vol[65], err[256] = "";
 		int rc = vd_parse_cfgstring(un.cfg, pool, sizeof(pool), vol, sizeof(vol), err, sizeof(err));
-		if (rc == 0 && (!vd_valid_name(pool, 64) || !vd_valid_name(vol, 64)))
+		if (rc == 0 && (!vd_valid_name(pool, VD_POOL_NAME_MAX) || !vd_valid_name(vol, VPOOL_NAME_MAX)))
 			finding("a cfgstring accepted with a name vaaid refuses");
+		if (rc == 0 && (!fz_name_safe(pool, VD_POOL_NAME_MAX) || !fz_name_safe(vol, VPOOL_NAME_MAX)))
+			finding("a cfgstring accepted with an unsafe name");
 		if (rc < 0 && !err[0])
 			finding("a cfgstring refused without an error text");
 	}

@@ -151,6 +151,38 @@ void cm_apply(struct cdb_model *m, const uint8_t *cdb, const uint8_t *out, size_
 	all_unknown(m); /* EXTENDED COPY, or an opcode the model does not follow */
 }
 
+const char *cm_caw_check(const struct cdb_model *m, const uint8_t *cdb, const uint8_t *out,
+			 size_t out_len, const struct simk_result *k)
+{
+	static const uint8_t zero[CM_BS];
+	uint64_t lba = scsi_get_be64(cdb + 2), n = cdb[13];
+	if (cdb[0] != 0x89 || !n || out_len != 2 * n * CM_BS || lba >= m->nblk || n > m->nblk - lba)
+		return NULL;
+	bool good = k->status == SAM_STAT_GOOD;
+	bool mis = k->status == SAM_STAT_CHECK_CONDITION && (k->sense[2] & 0x0F) == SK_MISCOMPARE;
+	bool all_known = true;
+	uint64_t first = UINT64_MAX; /* the first differing byte, where all blocks are known */
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *have = m->data + (lba + i) * CM_BS, *cmp = out + i * CM_BS;
+		uint8_t st = m->state[lba + i];
+		bool differs = (st == CM_KNOWN && memcmp(have, cmp, CM_BS)) ||
+			       (st == CM_ZERO_OR_KNOWN && memcmp(have, cmp, CM_BS) &&
+				memcmp(zero, cmp, CM_BS));
+		if (good && differs)
+			return "a GOOD COMPARE AND WRITE over a block other than its verify data";
+		all_known &= st == CM_KNOWN;
+		if (st == CM_KNOWN && first == UINT64_MAX && differs)
+			for (uint32_t b = 0; b < CM_BS && first == UINT64_MAX; b++)
+				if (have[b] != cmp[b])
+					first = i * CM_BS + b;
+	}
+	if (mis && all_known && first == UINT64_MAX)
+		return "a MISCOMPARE of COMPARE AND WRITE over blocks equal to its verify data";
+	if (mis && all_known && (!(k->sense[0] & 0x80) || scsi_get_be32(k->sense + 3) != first))
+		return "a MISCOMPARE whose INFORMATION is not the first differing byte";
+	return NULL;
+}
+
 int cm_check(const struct cdb_model *m, uint64_t lba, uint64_t n, const uint8_t *got, uint64_t *bad)
 {
 	static const uint8_t zero[CM_BS];

@@ -38,6 +38,15 @@ void cm_free(struct cdb_model *m);
 void cm_apply(struct cdb_model *m, const uint8_t *cdb, const uint8_t *out, size_t out_len,
 	      const struct simk_result *k);
 /*
+ * A COMPARE AND WRITE to the modelled LUN answered k, against the model before
+ * it (SBC-4 5.3): NULL, or why the answer is wrong: GOOD although a block
+ * differs from the verify data, MISCOMPARE although every block is known and
+ * equal to it, or a MISCOMPARE whose INFORMATION is not the offset of the first
+ * differing byte. Blocks the model does not know decide nothing.
+ */
+const char *cm_caw_check(const struct cdb_model *m, const uint8_t *cdb, const uint8_t *out,
+			 size_t out_len, const struct simk_result *k);
+/*
  * Data read from the LUN at block lba (n blocks) against the model: -1 (and
  * the first differing block in *bad) when a block differs from what the model
  * allows, else 0. For the final read-back and for each GOOD READ.

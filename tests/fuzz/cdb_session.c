@@ -152,6 +152,10 @@ static void check_one(struct cdb_session *s, const struct cs_pending *c,
 			 (unsigned long long)bad);
 		cs_fail(why, cdb, c->cdb_len);
 	}
+	const char *caw = c->lun == 0 && !conflict ? cm_caw_check(&s->m, cdb, c->out, c->out_len, &r->r)
+						    : NULL;
+	if (caw)
+		cs_fail(caw, cdb, c->cdb_len);
 	if (!conflict && (c->lun == 0 || cdb[0] == 0x83)) /* a copy on LUN 1 may write LUN 0 */
 		cm_apply(&s->m, cdb, c->out, c->out_len, &r->r);
 	s->last_status = r->r.status;

@@ -156,7 +156,9 @@ static void check_one(struct cdb_session *s, const struct cs_pending *c,
 						    : NULL;
 	if (caw)
 		cs_fail(caw, cdb, c->cdb_len);
-	if (!conflict && (c->lun == 0 || cdb[0] == 0x83)) /* a copy on LUN 1 may write LUN 0 */
+	if (!conflict && cdb[0] == 0x83 && r->r.status == SAM_STAT_GOOD) /* received by any LUN */
+		cm_xcopy(&s->m, cdb, c->out, c->out_len, s->naa[0], &s->naa[1], 2);
+	else if (!conflict && (c->lun == 0 || cdb[0] == 0x83)) /* a copy on LUN 1 may write LUN 0 */
 		cm_apply(&s->m, cdb, c->out, c->out_len, &r->r);
 	s->last_status = r->r.status;
 	free(s->last_in);

@@ -3,12 +3,14 @@
  * the defaults, from a memfd holding the input (read through /proc/self/fd).
  * Checked: a file refused says where and what: "FILE:LINE: what" with LINE a
  * line of the file, or, for the rules over the whole file (a pool without a
- * path, two pools on one path), "FILE: pool ..." naming the pool; an accepted
- * one leaves pool names vaaid takes and that are safe (fz_name_safe);
- * vd_config_finish frees it all (the leak checker sees the rest).
+ * path, two pools on one path), "FILE: pool ..." naming the pool (or "FILE:
+ * larger than 1 MiB"); an accepted one leaves pool names vaaid takes and that
+ * are safe (fz_name_safe); vd_config_finish frees it all (the leak checker
+ * sees the rest).
  * Seeds: the commented default configuration the package ships
  * (tools/dist/vaaid.conf, uncommented), small files of each section, pool
- * names that must be refused (.., a leading .), and the whole-file rules.
+ * names that must be refused (.., a leading .), the whole-file rules, and
+ * lines longer than inih reads whole (a comment, a setting).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +37,11 @@ static void check_where(const char *err, const char *path, const uint8_t *data, 
 	const char *at = err + pl + 1;
 	if (!strncmp(at, " pool '", 7) || !strncmp(at, " pools '", 8))
 		return; /* a rule over the whole file, naming the pool */
+	if (size >= (1u << 20) && !strcmp(at, " larger than 1 MiB"))
+		return;
 	char *end;
 	unsigned long line = strtoul(at, &end, 10);
-	size_t lines = 1;
+	size_t lines = size && data[size - 1] != '\n'; /* a last line without its newline */
 	for (size_t i = 0; i < size; i++)
 		lines += data[i] == '\n';
 	if (end == at || strncmp(end, ": ", 2) || line < 1 || line > lines || !end[2])
@@ -82,6 +86,16 @@ int fuzz_make_seeds(const char *dir)
 		{"pool-hidden", "[pool default]\n[pool .x]\npath = /var/lib/vaaid/x.pool\n"},
 		{"pool-no-path", "[pool fast]\nsize = 1G\n"},
 		{"pools-same-path", "[pool a]\npath = /dev/sdb\n[pool b]\npath = /dev/sdb\n"},
+		/* lines longer than inih reads whole (198 bytes): a comment, a setting */
+		{"long-comment", "[daemon]\n# ----------------------------------------------------------"
+				 "----------------------------------------------------------------"
+				 "----------------------------------------------------------------"
+				 "----------------------------------------------------------------\n"
+				 "log_level = debug\n"},
+		{"long-setting", "[daemon]\nstate_dir = /srv/vaaid/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"},
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (fuzz_write_seed(dir, files[i][0], files[i][1], strlen(files[i][1])) < 0)

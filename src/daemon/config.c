@@ -21,6 +21,14 @@
  *
  * Every unknown section or key, and every bad value, is an error naming the
  * file and line. vd_config_finish() adds pool "default" when absent.
+ *
+ * The file is read whole and checked before inih sees it: inih reads a line in
+ * pieces of at most INI_MAX_LINE - 1 bytes (200 in Debian's libinih) and counts
+ * each piece as a line, so a longer setting was cut (a path shortened, the rest
+ * refused as "syntax error" at a line number past the file's end) and a long
+ * comment refused. Comment lines are emptied (kept as empty lines, so the line
+ * numbers stay), a longer setting line is refused naming its line, and so is a
+ * NUL byte (inih would stop reading the line there), and a file above 1 MiB.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -184,16 +192,99 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 	return fail(x, "unknown section [%s] (expected [daemon] or [pool NAME])%s", section, "");
 }
 
+#define CONF_MAX_BYTES (1u << 20)
+#define CONF_LINE_MAX (INI_MAX_LINE - 2) /* bytes before the newline */
+
+/* The file, whole and NUL-terminated, in *out (the caller frees it): 0 or -errno. */
+static int read_conf(const char *path, char **out, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap + 1);
+	int rc = b ? 0 : -ENOMEM;
+	while (rc == 0) {
+		n += fread(b + n, 1, cap - n, f);
+		if (ferror(f))
+			rc = -EIO;
+		else if (n < cap)
+			break;
+		else if (cap >= CONF_MAX_BYTES)
+			rc = -EFBIG;
+		else {
+			char *nb = realloc(b, 2 * cap + 1);
+			if (nb) {
+				b = nb;
+				cap *= 2;
+			} else {
+				rc = -ENOMEM;
+			}
+		}
+	}
+	fclose(f);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", path, rc == -EFBIG ? "larger than 1 MiB" : strerror(-rc));
+		free(b);
+		return rc;
+	}
+	b[n] = 0;
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+/* Drop comment lines' text (their newline stays: the line numbers too); refuse a
+ * setting line longer than inih reads whole, or a NUL. b is rewritten in place. */
+static int check_lines(char *b, size_t n, const char *path, char *err, size_t errlen)
+{
+	int line = 1;
+	size_t w = 0;
+	for (size_t start = 0; start < n; line++) {
+		size_t end = start;
+		while (end < n && b[end] != '\n' && b[end])
+			end++;
+		if (end < n && !b[end]) {
+			snprintf(err, errlen, "%s:%d: a NUL byte", path, line);
+			return -EINVAL;
+		}
+		size_t i = start;
+		while (i < end && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r'))
+			i++;
+		bool comment = i < end && (b[i] == ';' || b[i] == '#'); /* any length */
+		if (!comment && end - start > CONF_LINE_MAX) {
+			snprintf(err, errlen, "%s:%d: line longer than %d bytes", path, line,
+				 CONF_LINE_MAX);
+			return -EINVAL;
+		}
+		if (!comment) {
+			memmove(b + w, b + start, end - start);
+			w += end - start;
+		}
+		if (end < n)
+			b[w++] = '\n';
+		start = end + 1;
+	}
+	b[w] = 0;
+	return 0;
+}
+
 int vd_config_load(struct vd_config *c, const char *path, char *err, size_t errlen)
 {
 	struct load_ctx x = {.c = c, .err = err, .errlen = errlen, .file = path};
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	int line = ini_parse_file(f, on_kv, &x);
-	fclose(f);
+	char *buf = NULL;
+	size_t n = 0;
+	int rc = read_conf(path, &buf, &n, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = check_lines(buf, n, path, err, errlen);
+	int line = rc < 0 ? 0 : ini_parse_string(buf, on_kv, &x);
+	free(buf);
+	if (rc < 0)
+		return rc;
 	if (line != 0) {
 		snprintf(err, errlen, "%s:%d: %s", path, line,
 			 x.msg[0] ? x.msg : "syntax error (expected 'key = value' or '[section]')");

@@ -151,6 +151,106 @@ void cm_apply(struct cdb_model *m, const uint8_t *cdb, const uint8_t *out, size_
 	all_unknown(m); /* EXTENDED COPY, or an opcode the model does not follow */
 }
 
+/* The LUN CSCD descriptor i of list names: 0 the modelled one, 1 another, -1 unknown. */
+static int xc_lun(const uint8_t *cscd, size_t ncscd, uint16_t i, const uint8_t naa0[16],
+		  const uint8_t (*others)[16], unsigned n_others)
+{
+	if (i >= ncscd)
+		return -1;
+	const uint8_t *d = cscd + 32 * (size_t)i;
+	if (d[0] != 0xE4 || (d[5] & 0x0F) != 0x03 || d[7] != 16)
+		return -1; /* not an identification descriptor with a 16-byte NAA */
+	if (!memcmp(d + 8, naa0, 16))
+		return 0;
+	for (unsigned k = 0; k < n_others; k++)
+		if (!memcmp(d + 8, others[k], 16))
+			return 1;
+	return -1;
+}
+
+void cm_xcopy(struct cdb_model *m, const uint8_t *cdb, const uint8_t *list, size_t len,
+	      const uint8_t naa0[16], const uint8_t (*others)[16], unsigned n_others)
+{
+	uint32_t plen = scsi_get_be32(cdb + 10);
+	if (plen < len)
+		len = plen;
+	if ((cdb[1] & 0x1F) || len < 16) {
+		all_unknown(m);
+		return;
+	}
+	size_t cl = scsi_get_be16(list + 2), sl = scsi_get_be32(list + 8);
+	if (cl % 32 || scsi_get_be32(list + 12) || 16 + cl > len || sl > len - 16 - cl) {
+		all_unknown(m);
+		return;
+	}
+	const uint8_t *cscd = list + 16, *seg = cscd + cl, *end = seg + sl;
+	while (seg < end) {
+		if (end - seg < 28 || seg[0] != 0x02 || scsi_get_be16(seg + 2) != 0x18) {
+			all_unknown(m);
+			return;
+		}
+		int src = xc_lun(cscd, cl / 32, scsi_get_be16(seg + 4), naa0, others, n_others);
+		int dst = xc_lun(cscd, cl / 32, scsi_get_be16(seg + 6), naa0, others, n_others);
+		uint64_t n = scsi_get_be16(seg + 10), sl0 = scsi_get_be64(seg + 12),
+			 dl0 = scsi_get_be64(seg + 20);
+		bool dc = seg[1] & 0x02; /* NUMBER OF BLOCKS counts destination blocks */
+		seg += 28;
+		if (src < 0 || dst < 0) {
+			all_unknown(m);
+			return;
+		}
+		if (dst == 1 || !n)
+			continue; /* the modelled LUN is not written */
+		if (src == 1 && !dc) {
+			all_unknown(m); /* NUMBER OF BLOCKS counts the other LUN's blocks (DC 0) */
+			return;
+		}
+		if (dl0 >= m->nblk || n > m->nblk - dl0) {
+			all_unknown(m); /* a GOOD copy past the end: the checks of the answer say so */
+			return;
+		}
+		/* From another LUN (any block size), or overlapping its source: not followed. */
+		if (src == 1 || sl0 >= m->nblk || n > m->nblk - sl0 || (sl0 < dl0 + n && dl0 < sl0 + n)) {
+			set_range(m, dl0, n, CM_UNKNOWN, NULL, 0);
+			continue;
+		}
+		memmove(m->data + dl0 * CM_BS, m->data + sl0 * CM_BS, n * CM_BS);
+		memmove(m->state + dl0, m->state + sl0, n);
+	}
+}
+
+const char *cm_caw_check(const struct cdb_model *m, const uint8_t *cdb, const uint8_t *out,
+			 size_t out_len, const struct simk_result *k)
+{
+	static const uint8_t zero[CM_BS];
+	uint64_t lba = scsi_get_be64(cdb + 2), n = cdb[13];
+	if (cdb[0] != 0x89 || !n || out_len != 2 * n * CM_BS || lba >= m->nblk || n > m->nblk - lba)
+		return NULL;
+	bool good = k->status == SAM_STAT_GOOD;
+	bool mis = k->status == SAM_STAT_CHECK_CONDITION && (k->sense[2] & 0x0F) == SK_MISCOMPARE;
+	bool all_known = true;
+	uint64_t first = UINT64_MAX; /* the first differing byte, where all blocks are known */
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *have = m->data + (lba + i) * CM_BS, *cmp = out + i * CM_BS;
+		uint8_t st = m->state[lba + i];
+		bool differs = (st == CM_KNOWN && memcmp(have, cmp, CM_BS)) ||
+			       (st == CM_ZERO_OR_KNOWN && memcmp(have, cmp, CM_BS) &&
+				memcmp(zero, cmp, CM_BS));
+		if (good && differs)
+			return "a GOOD COMPARE AND WRITE over a block other than its verify data";
+		all_known &= st == CM_KNOWN;
+		if (st == CM_KNOWN && first == UINT64_MAX && differs)
+			for (uint32_t b = 0; b < CM_BS && first == UINT64_MAX; b++)
+				if (have[b] != cmp[b])
+					first = i * CM_BS + b;
+	}
+	if (mis && all_known && first == UINT64_MAX)
+		return "a MISCOMPARE of COMPARE AND WRITE over blocks equal to its verify data";
+	if (mis && all_known && (!(k->sense[0] & 0x80) || scsi_get_be32(k->sense + 3) != first))
+		return "a MISCOMPARE whose INFORMATION is not the first differing byte";
+	return NULL;
+}
+
 int cm_check(const struct cdb_model *m, uint64_t lba, uint64_t n, const uint8_t *got, uint64_t *bad)
 {
 	static const uint8_t zero[CM_BS];

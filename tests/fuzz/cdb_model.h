@@ -38,6 +38,28 @@ void cm_free(struct cdb_model *m);
 void cm_apply(struct cdb_model *m, const uint8_t *cdb, const uint8_t *out, size_t out_len,
 	      const struct simk_result *k);
 /*
+ * A GOOD EXTENDED COPY(LID1) (SPC-4 6.4), received on any LUN, whose list is
+ * list (len bytes, the NAAs in it), the modelled LUN's NAA naa0 and the other
+ * LUNs' in others (n_others): block to block segments (02h) are followed in
+ * order: a segment from the modelled LUN to itself copies the model's blocks
+ * (the destination unknown where it overlaps its source), one from another LUN
+ * into it makes the destination unknown, one between other LUNs changes
+ * nothing. Anything else (another segment type, a CSCD that is not an
+ * identification descriptor naming one of the LUNs, a list the model cannot
+ * walk) makes the whole LUN unknown, as cm_apply does.
+ */
+void cm_xcopy(struct cdb_model *m, const uint8_t *cdb, const uint8_t *list, size_t len,
+	      const uint8_t naa0[16], const uint8_t (*others)[16], unsigned n_others);
+/*
+ * A COMPARE AND WRITE to the modelled LUN answered k, against the model before
+ * it (SBC-4 5.3): NULL, or why the answer is wrong: GOOD although a block
+ * differs from the verify data, MISCOMPARE although every block is known and
+ * equal to it, or a MISCOMPARE whose INFORMATION is not the offset of the first
+ * differing byte. Blocks the model does not know decide nothing.
+ */
+const char *cm_caw_check(const struct cdb_model *m, const uint8_t *cdb, const uint8_t *out,
+			 size_t out_len, const struct simk_result *k);
+/*
  * Data read from the LUN at block lba (n blocks) against the model: -1 (and
  * the first differing block in *bad) when a block differs from what the model
  * allows, else 0. For the final read-back and for each GOOD READ.

@@ -152,9 +152,22 @@ static void check_one(struct cdb_session *s, const struct cs_pending *c,
 			 (unsigned long long)bad);
 		cs_fail(why, cdb, c->cdb_len);
 	}
-	if (!conflict && (c->lun == 0 || cdb[0] == 0x83)) /* a copy on LUN 1 may write LUN 0 */
+	const char *caw = c->lun == 0 && !conflict ? cm_caw_check(&s->m, cdb, c->out, c->out_len, &r->r)
+						    : NULL;
+	if (caw)
+		cs_fail(caw, cdb, c->cdb_len);
+	if (!conflict && cdb[0] == 0x83 && r->r.status == SAM_STAT_GOOD) /* received by any LUN */
+		cm_xcopy(&s->m, cdb, c->out, c->out_len, s->naa[0], &s->naa[1], 2);
+	else if (!conflict && (c->lun == 0 || cdb[0] == 0x83)) /* a copy on LUN 1 may write LUN 0 */
 		cm_apply(&s->m, cdb, c->out, c->out_len, &r->r);
 	s->last_status = r->r.status;
+	free(s->last_in);
+	s->last_in = NULL;
+	s->last_in_len = 0;
+	if (r->r.data_in && r->r.data_in_len && (s->last_in = malloc(r->r.data_in_len)) != NULL) {
+		memcpy(s->last_in, r->r.data_in, r->r.data_in_len);
+		s->last_in_len = r->r.data_in_len;
+	}
 }
 
 static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
@@ -270,6 +283,7 @@ void cs_close(struct cdb_session *s)
 	if (simhost_close(s->h) != 0)
 		cs_fail("closing the pool failed", NULL, 0);
 	cm_free(&s->m);
+	free(s->last_in);
 	free(s->guard);
 	free(s->back);
 }

@@ -53,11 +53,13 @@ struct cdb_session {
 	struct cdb_model m;
 	bool verbose; /* VAAID_FUZZ_VERBOSE: every answer on stderr */
 	int last_status; /* of the last answer checked */
+	uint8_t *last_in; /* its data-in (a copy; NULL when none) */
+	size_t last_in_len;
 };
 
 void cs_open(struct cdb_session *s);
 /* Run one command (out: may be changed: NAA placeholders); the result's status
- * is returned (its data freed), or -1 when the simulated kernel does not queue
+ * is returned (its data-in kept in last_in until the next answer), or -1 when the simulated kernel does not queue
  * it (a CDB longer than cdb_len says, a transfer past its data area), as LIO
  * would not. */
 int cs_cmd(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len, uint8_t *out,

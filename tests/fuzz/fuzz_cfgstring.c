@@ -5,17 +5,22 @@
  * CheckConfig answer use them.
  * Input: byte 0: 0x01 the bytes are a whole UIO name (tcm-user/HBA/DEV/SUBTYPE/CFG),
  * else a cfgstring; then the string (cut at the first NUL).
- * Checked: accepted names are ones vaaid takes (vd_valid_name), each part of a
+ * Checked: accepted names are ones vaaid takes (vd_valid_name) and safe as a
+ * file name component and an argument (fz_name_safe: no '/', not "..", ...),
+ * each part of a
  * split UIO name lies in the name; a refusal comes with an error text.
  * Seeds: the cfgstrings of docs/daemon.md and tests/vm (default/ds1, POOL/VOL,
- * a missing volume, a path), UIO names as LIO makes them.
+ * a missing volume, a path), names that must be refused (.., a leading . or -),
+ * UIO names as LIO makes them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "name_oracle.h"
 #include "seeds.h"
 #include "vaaid/daemon.h"
+#include "vaaid/pool.h"
 #include "vaaid/tcmu_nl.h"
 
 static _Noreturn void finding(const char *what)
@@ -28,8 +33,10 @@ static void check_cfg(const char *cfg)
 {
 	char pool[65], vol[65], err[256] = "";
 	int rc = vd_parse_cfgstring(cfg, pool, sizeof(pool), vol, sizeof(vol), err, sizeof(err));
-	if (rc == 0 && (!vd_valid_name(pool, 64) || !vd_valid_name(vol, 64)))
+	if (rc == 0 && (!vd_valid_name(pool, VD_POOL_NAME_MAX) || !vd_valid_name(vol, VPOOL_NAME_MAX)))
 		finding("a cfgstring accepted with a name vaaid refuses");
+	if (rc == 0 && (!fz_name_safe(pool, VD_POOL_NAME_MAX) || !fz_name_safe(vol, VPOOL_NAME_MAX)))
+		finding("a cfgstring accepted with an unsafe name ('/', '..', a leading '.' or '-', ...)");
 	if (rc < 0 && !err[0])
 		finding("a cfgstring refused without an error text");
 }
@@ -61,9 +68,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 int fuzz_make_seeds(const char *dir)
 {
 	const char *cfgs[] = {"default/ds1", "pool-2/vol_a.1", "default/", "/ds1", "default/ds1/x",
-			      "/var/lib/vaaid/default.pool"};
+			      "/var/lib/vaaid/default.pool", "default/..", "../ds1", ".hidden/ds1",
+			      "default/-rf"};
 	const char *uio[] = {"tcm-user/1/ds1/vaai/default/ds1", "tcm-user/3/x/vaai/p/v/extra",
-			     "tcm-user/1/ds1/vaai"};
+			     "tcm-user/1/ds1/vaai", "tcm-user/1/ds1/vaai/../ds1"};
 	char name[32], in[300];
 	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
 		in[0] = 0;

@@ -1,11 +1,16 @@
 /*
  * fuzz_config: the daemon's configuration file (issue 24): vd_config_load over
  * the defaults, from a memfd holding the input (read through /proc/self/fd).
- * Checked: a file refused says where and what (err non-empty); an accepted one
- * leaves names vaaid takes for every pool; vd_config_finish frees it all (the
- * leak checker sees the rest).
+ * Checked: a file refused says where and what: "FILE:LINE: what" with LINE a
+ * line of the file, or, for the rules over the whole file (a pool without a
+ * path, two pools on one path), "FILE: pool ..." naming the pool (or "FILE:
+ * larger than 1 MiB"); an accepted one leaves pool names vaaid takes and that
+ * are safe (fz_name_safe); vd_config_finish frees it all (the leak checker
+ * sees the rest).
  * Seeds: the commented default configuration the package ships
- * (tools/dist/vaaid.conf, uncommented) and small files of each section.
+ * (tools/dist/vaaid.conf, uncommented), small files of each section, pool
+ * names that must be refused (.., a leading .), the whole-file rules, and
+ * lines longer than inih reads whole (a comment, a setting).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "name_oracle.h"
 #include "seeds.h"
 #include "vaaid/daemon.h"
 
@@ -20,6 +26,26 @@ static _Noreturn void finding(const char *what)
 {
 	fprintf(stderr, "fuzz_config: FINDING: %s\n", what);
 	abort();
+}
+
+/* err is "PATH:LINE: what" (LINE within the file) or "PATH: pool(s) '...". */
+static void check_where(const char *err, const char *path, const uint8_t *data, size_t size)
+{
+	size_t pl = strlen(path);
+	if (strncmp(err, path, pl) || err[pl] != ':')
+		finding("a refusal that does not name the file");
+	const char *at = err + pl + 1;
+	if (!strncmp(at, " pool '", 7) || !strncmp(at, " pools '", 8))
+		return; /* a rule over the whole file, naming the pool */
+	if (size >= (1u << 20) && !strcmp(at, " larger than 1 MiB"))
+		return;
+	char *end;
+	unsigned long line = strtoul(at, &end, 10);
+	size_t lines = size && data[size - 1] != '\n'; /* a last line without its newline */
+	for (size_t i = 0; i < size; i++)
+		lines += data[i] == '\n';
+	if (end == at || strncmp(end, ": ", 2) || line < 1 || line > lines || !end[2])
+		finding("a refusal without FILE:LINE: what (or a line not in the file)");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,6 +64,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = vd_config_load(&c, path, err, sizeof(err));
 	if (rc < 0 && !err[0])
 		finding("a configuration refused without saying where and what");
+	if (rc < 0)
+		check_where(err, path, data, size);
+	for (unsigned i = 0; rc == 0 && i < c.n_pools; i++)
+		if (!vd_valid_name(c.pools[i].name, VD_POOL_NAME_MAX) ||
+		    !fz_name_safe(c.pools[i].name, VD_POOL_NAME_MAX))
+			finding("a configuration accepted with a pool name vaaid refuses or an unsafe one");
 	vd_config_finish(&c);
 	close(fd);
 	return 0;
@@ -50,6 +82,20 @@ int fuzz_make_seeds(const char *dir)
 		{"pools", "[pool default]\npath = /var/lib/vaaid/default.pool\n\n[pool fast]\npath = /dev/sdb\n"},
 		{"empty", ""},
 		{"bad-line", "[daemon]\nthis is not a setting\n"},
+		{"pool-dotdot", "[pool ..]\npath = /var/lib/vaaid/x.pool\n"},
+		{"pool-hidden", "[pool default]\n[pool .x]\npath = /var/lib/vaaid/x.pool\n"},
+		{"pool-no-path", "[pool fast]\nsize = 1G\n"},
+		{"pools-same-path", "[pool a]\npath = /dev/sdb\n[pool b]\npath = /dev/sdb\n"},
+		/* lines longer than inih reads whole (198 bytes): a comment, a setting */
+		{"long-comment", "[daemon]\n# ----------------------------------------------------------"
+				 "----------------------------------------------------------------"
+				 "----------------------------------------------------------------"
+				 "----------------------------------------------------------------\n"
+				 "log_level = debug\n"},
+		{"long-setting", "[daemon]\nstate_dir = /srv/vaaid/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"},
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (fuzz_write_seed(dir, files[i][0], files[i][1], strlen(files[i][1])) < 0)

@@ -10,10 +10,11 @@
  * netlink attribute stream: {len u16, type u16, payload, padding}).
  * Checked: the handler returns 0 (ignored) or 1 with the reply of the command's
  * *_DONE; a callback gets a device name and cfg NUL-terminated within
- * TCMU_NL_NAME_MAX; the name and cfgstring parsers give names vaaid accepts, or
- * an error text.
+ * TCMU_NL_NAME_MAX; the name and cfgstring parsers give names vaaid accepts and
+ * that are safe (fz_name_safe), or an error text.
  * Seeds: messages as target_core_user builds them (device name, minor, device
- * id; RECONFIG with dev_config, dev_size, write cache), as tests/unit/test_tcmu_netlink.c.
+ * id; RECONFIG with dev_config, dev_size, write cache), as tests/unit/test_tcmu_netlink.c;
+ * a device name of the longest length taken, and one character longer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +27,10 @@
 #define __LINUX_UIO_H
 #include <linux/target_core_user.h>
 
+#include "name_oracle.h"
 #include "seeds.h"
 #include "vaaid/daemon.h"
+#include "vaaid/pool.h"
 #include "vaaid/tcmu_nl.h"
 
 static _Noreturn void finding(const char *what)
@@ -52,8 +55,10 @@ static int on_event(void *arg, const struct tcmu_nl_event *ev)
 	if (tcmu_parse_uio_name(ev->device, &un) == 0) {
 		char pool[65], vol[65], err[256] = "";
 		int rc = vd_parse_cfgstring(un.cfg, pool, sizeof(pool), vol, sizeof(vol), err, sizeof(err));
-		if (rc == 0 && (!vd_valid_name(pool, 64) || !vd_valid_name(vol, 64)))
+		if (rc == 0 && (!vd_valid_name(pool, VD_POOL_NAME_MAX) || !vd_valid_name(vol, VPOOL_NAME_MAX)))
 			finding("a cfgstring accepted with a name vaaid refuses");
+		if (rc == 0 && (!fz_name_safe(pool, VD_POOL_NAME_MAX) || !fz_name_safe(vol, VPOOL_NAME_MAX)))
+			finding("a cfgstring accepted with an unsafe name");
 		if (rc < 0 && !err[0])
 			finding("a cfgstring refused without an error text");
 	}
@@ -117,7 +122,17 @@ static int seed(const char *dir, const char *name, uint8_t cmd, const char *dev,
 int fuzz_make_seeds(const char *dir)
 {
 	const char *dev = "tcm-user/1/ds1/vaai/default/ds1";
-	if (seed(dir, "added", TCMU_CMD_ADDED_DEVICE, dev, false) < 0 ||
+	/* names of TCMU_NL_NAME_MAX - 1 characters (the longest the policy takes, with
+	 * its NUL) and of TCMU_NL_NAME_MAX (one too long: refused) */
+	char longest[TCMU_NL_NAME_MAX + 1];
+	int pre = snprintf(longest, sizeof(longest), "tcm-user/1/ds1/vaai/default/");
+	memset(longest + pre, 'v', sizeof(longest) - 1 - (size_t)pre);
+	longest[TCMU_NL_NAME_MAX] = 0;
+	if (seed(dir, "name-too-long", TCMU_CMD_ADDED_DEVICE, longest, false) < 0)
+		return -1;
+	longest[TCMU_NL_NAME_MAX - 1] = 0;
+	if (seed(dir, "name-longest", TCMU_CMD_ADDED_DEVICE, longest, false) < 0 ||
+	    seed(dir, "added", TCMU_CMD_ADDED_DEVICE, dev, false) < 0 ||
 	    seed(dir, "removed", TCMU_CMD_REMOVED_DEVICE, dev, false) < 0 ||
 	    seed(dir, "reconfig", TCMU_CMD_RECONFIG_DEVICE, dev, true) < 0 ||
 	    seed(dir, "added-bad-cfg", TCMU_CMD_ADDED_DEVICE, "tcm-user/1/x/vaai/.hidden/..", false) < 0)

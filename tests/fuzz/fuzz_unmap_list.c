@@ -11,7 +11,8 @@
  * most MAXIMUM UNMAP LBA COUNT blocks, each one a descriptor of the list as
  * SBC-4 5.31.2 places it; a list refused names one of the three sense codes it
  * may give and a field pointer inside the list.
- * Seeds: the lists the seeded loop and the sim scripts send (tests/sim/vaai_unmap*).
+ * Seeds: the lists the seeded loop and the sim scripts send (tests/sim/vaai_unmap*),
+ * and a descriptor one block past the capacity (refused).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,11 +94,13 @@ static int seed(const char *dir, const char *name, uint32_t cap, uint8_t max_des
 int fuzz_make_seeds(const char *dir)
 {
 	/* vaaid's limits (handlers/lun.c): 256 descriptors at most here (one byte) */
-	const uint64_t lba[4] = {0, 2048, 8191, 100};
-	const uint32_t cnt[4] = {2048, 0, 1, 7};
+	const uint64_t lba[4] = {0, 2048, 8191, 100}, past_lba = 8191;
+	const uint32_t cnt[4] = {2048, 0, 1, 7}, past_cnt = 2;
 	if (seed(dir, "one", 8192, 255, 0x400000, lba, cnt, 1) < 0 ||
 	    seed(dir, "four", 8192, 255, 0x400000, lba, cnt, 4) < 0 ||
 	    seed(dir, "at-capacity", 8192, 255, 0x400000, lba + 2, cnt + 2, 1) < 0 ||
+	    /* one block past the capacity: refused (21h/00h) */
+	    seed(dir, "past-capacity", 8192, 255, 0x400000, &past_lba, &past_cnt, 1) < 0 ||
 	    seed(dir, "empty", 8192, 255, 0x400000, lba, cnt, 0) < 0)
 		return -1;
 	return 0;

@@ -6,12 +6,13 @@
  * LUN 0), then the parameter list (PARAMETER LIST LENGTH = its length). Before
  * it, LUN 0 holds 256 written blocks and LUN 1 32; after it, RECEIVE COPY
  * RESULTS (COPY STATUS of the list's identifier, OPERATING PARAMETERS). The
- * session checks every answer, LUN 0's data model (a copy into LUN 0 makes its
- * blocks unknown), the guard LUN (which a copy must never reach: another
+ * session checks every answer, LUN 0's data model (cm_xcopy: a copy within
+ * LUN 0 is followed, one from LUN 1 into it makes the blocks unknown), the guard LUN (which a copy must never reach: another
  * visibility group) and the pool's invariants.
  * Identification CSCD descriptors name the LUNs by placeholder (CS_NAA_LUN).
  * Seeds: lists as ESXi and sg_xcopy build them (sb_xcopy_list): LUN 0 -> LUN 1,
- * within LUN 0 (overlapping), LUN 1 -> LUN 0 counting destination blocks, to
+ * within LUN 0 (overlapping, not overlapping, two segments the second copying
+ * what the first wrote; received by LUN 1), LUN 1 -> LUN 0 counting destination blocks, to
  * the guard, to an unknown LU, several segments.
  */
 #include <stdio.h>
@@ -72,6 +73,9 @@ int fuzz_make_seeds(const char *dir)
 	memset(c[3].naa, 0x61, 16); /* no such LU */
 	struct sb_segment s01 = {.src = 0, .dst = 1, .nblocks = 128, .src_lba = 0, .dst_lba = 8};
 	struct sb_segment s00 = {.src = 0, .dst = 0, .nblocks = 200, .src_lba = 0, .dst_lba = 100};
+	struct sb_segment s00b = {.src = 0, .dst = 0, .nblocks = 64, .src_lba = 10, .dst_lba = 300};
+	struct sb_segment two00[2] = {s00b, {.src = 0, .dst = 0, .nblocks = 8, .src_lba = 300,
+					     .dst_lba = 1000}};
 	struct sb_segment s10 = {.src = 1, .dst = 0, .dc = true, .nblocks = 64, .src_lba = 2,
 				 .dst_lba = 512};
 	struct sb_segment s02 = {.src = 0, .dst = 2, .nblocks = 8, .src_lba = 0, .dst_lba = 0};
@@ -80,6 +84,8 @@ int fuzz_make_seeds(const char *dir)
 	many[3].dst_lba = 200;
 	if (seed(dir, "lun0-to-lun1", 0, c, 2, &s01, 1) < 0 ||
 	    seed(dir, "within-lun0-overlap", 0, c, 1, &s00, 1) < 0 ||
+	    seed(dir, "within-lun0", 0, c, 1, &s00b, 1) < 0 ||
+	    seed(dir, "within-lun0-chained", 1, c, 1, two00, 2) < 0 ||
 	    seed(dir, "lun1-to-lun0-dc", 1, c, 2, &s10, 1) < 0 ||
 	    seed(dir, "to-guard", 0, c, 3, &s02, 1) < 0 ||
 	    seed(dir, "to-unknown-lu", 0, c, 4, &s03, 1) < 0 ||

@@ -7,7 +7,9 @@
  * the journal file's header), two volumes written, shared, redirected,
  * deallocated and grown, a checkpoint, then one more of every kind of change
  * so that the journal holds records of every type; then a power loss, and the
- * durable image is read back. Per input, fz_image_check lays the damaged copy
+ * durable image is read back, and must open undamaged (fz_image_check): a
+ * template that cannot be built or is refused is a FINDING, not a silent pass
+ * of every input. Per input, fz_image_check lays the damaged copy
  * onto fresh crashsim devices (only its non-zero 4 KiB blocks) and opens it.
  *
  * Process-wide state: the reactor, the two templates and /dev/null, made once
@@ -268,8 +270,17 @@ const struct fz_image *fz_template(bool jfile)
 	static struct fz_image t[2];
 	static bool built[2];
 	if (!built[jfile]) {
-		if (fz_template_build(jfile, &t[jfile]) < 0)
+		/* The engine must write its own pool, and the pool must open undamaged:
+		 * otherwise every input would pass (nothing to damage, or every open
+		 * refused "naming the damage"). */
+		int rc = fz_template_build(jfile, &t[jfile]);
+		if (rc == -ENOMEM)
 			return NULL;
+		if (rc < 0)
+			fz_fail("fuzz (template)", "the engine's own pool could not be built", rc, NULL);
+		if (!fz_image_check(&t[jfile], "fuzz (template)"))
+			fz_fail("fuzz (template)", "the undamaged template pool was refused",
+				0, "VAAID_FUZZ_VERBOSE=1 prints the open's error");
 		built[jfile] = true;
 		/* Its journal, by record type (types 1..8: records.c). */
 		struct vblk *dev = NULL;
@@ -428,6 +439,16 @@ static int open_verify(struct vblk *dev, struct vblk *jdev, unsigned flags, cons
 	if (rc < 0)
 		fz_fail(target, stage, rc, "closing an accepted pool failed");
 	return 0;
+}
+
+int fz_image_sb_read(const struct fz_image *img, struct vsb *sb, int *which)
+{
+	struct vblk *dev = NULL;
+	int rc = fz_device(img->store, img->store_size, &dev);
+	if (rc == 0)
+		rc = vsb_read(dev, sb, which);
+	vblk_close(dev);
+	return rc;
 }
 
 bool fz_image_check(const struct fz_image *img, const char *target)

@@ -57,6 +57,9 @@ uint8_t *fz_image_ring(const struct fz_image *img, const struct vsb *sb);
 /* The image after vaaid opened it for writing and closed it (replay written
  * home, a checkpoint of everything, an empty journal): 0 or -errno. */
 int fz_image_settle(const struct fz_image *from, struct fz_image *to);
+/* The superblock vsb_read takes from the image's store (laid onto a device):
+ * vsb_read's result, the copy in *which. */
+int fz_image_sb_read(const struct fz_image *img, struct vsb *sb, int *which);
 /* Open the image as vaai-check does and check the outcome (above); target
  * names the target in the messages. Returns true when the open succeeded. */
 bool fz_image_check(const struct fz_image *img, const char *target);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "vaaid/daemon.h"
+#include "vaaid/util.h"
 
 struct file {
 	char path[512];
@@ -213,6 +214,35 @@ static void test_shipped_file(void **state)
 	assert_memory_equal(&c, &d, sizeof(c)); /* nothing else differs */
 }
 
+/* inih reads at most 198 bytes of a line whole (Debian's libinih, INI_MAX_LINE
+ * 200): a comment may be longer, a setting is taken whole or refused. */
+static void test_long_lines(void **state)
+{
+	(void)state;
+	struct vd_config c;
+	char err[512], text[1024], path[200];
+	memset(path, 'a', sizeof(path));
+	path[0] = '/';
+	/* "state_dir = " + 186 bytes: 198 bytes, the longest line taken whole */
+	snprintf(text, sizeof(text), "[daemon]\nstate_dir = %.186s\n", path);
+	assert_int_equal(load(text, &c, err, sizeof(err)), 0);
+	assert_int_equal(strlen(c.state_dir), 186);
+	/* one byte more: refused at its line (it was cut to 187 bytes and the rest
+	 * refused as a syntax error at line 3 of a 2-line file) */
+	snprintf(text, sizeof(text), "[daemon]\nstate_dir = %.187s\n", path);
+	refused(text, 2, "line longer than 198 bytes");
+	/* a long comment (it was refused: "syntax error" at a line past it) */
+	char comment[400];
+	memset(comment, '-', sizeof(comment) - 1);
+	comment[sizeof(comment) - 1] = 0;
+	snprintf(text, sizeof(text), "[daemon]\n# %s\n  ; %s\nlog_level = debug\nthreads = 4\n", comment,
+		 comment);
+	refused(text, 5, "unknown key 'threads'"); /* the line numbers stay */
+	snprintf(text, sizeof(text), "[daemon]\n# %s\nlog_level = debug\n", comment);
+	assert_int_equal(load(text, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.log_level, VLOG_DEBUG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_shipped_file),
+		cmocka_unit_test(test_long_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,8 @@ struct vd_control_env {
 	struct vd_devices *devs;
 };
 
+/* The longest request line the daemon reads (bytes, without its "\n"). */
+#define VD_CTL_LINE_MAX 2047
 /* The most words a request line has that is looked at (more: refused). */
 #define VD_CTL_MAX_WORDS 8
 /* The characters that separate a request line's words. */

@@ -35,7 +35,7 @@
 
 #define CTL_MAX_CONNS 16
 #define CTL_DEADLINE_MS 10000u /* a whole exchange: request in, answer out */
-#define CTL_LINE_MAX 2048
+#define CTL_LINE_MAX (VD_CTL_LINE_MAX + 1) /* the line and its NUL */
 
 enum ctl_state { CTL_READING, CTL_WRITING, CTL_CLOSING };
 

@@ -4,7 +4,8 @@
  * vaai-sim `stats`: capacity = bytes for data extents, used + free = capacity,
  * mapped = bytes of extents a volume references, unshared = the part of
  * mapped no other reference shares, saved = bytes extent sharing saves. A key
- * that is missing reads as 0 or "" (json-c converts wrong types).
+ * that is missing or null reads as 0 or "" (json-c converts other types), a
+ * "pools" or "volumes" that is not an array as none.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -37,13 +38,14 @@ static uint64_t get_u64(json_object *o, const char *k)
 static const char *get_str(json_object *o, const char *k)
 {
 	json_object *v;
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "";
+	const char *s = json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : NULL;
+	return s ? s : ""; /* (a null value has no string) */
 }
 
 static void print_tables(FILE *out, json_object *ans, bool pools, bool volumes)
 {
 	json_object *arr;
-	if (!json_object_object_get_ex(ans, "pools", &arr))
+	if (!json_object_object_get_ex(ans, "pools", &arr) || !json_object_is_type(arr, json_type_array))
 		return;
 	char a[32], b[32], c[32], d[32], f[32], g[32];
 	if (pools) {
@@ -72,7 +74,7 @@ static void print_tables(FILE *out, json_object *ans, bool pools, bool volumes)
 			if (!json_object_object_get_ex(e, "pool", &p))
 				continue;
 			if (json_object_object_get_ex(p, "journal_file", &j))
-				fprintf(out, "%-16s journal file %s\n", get_str(p, "name"), json_object_get_string(j));
+				fprintf(out, "%-16s journal file %s\n", get_str(p, "name"), get_str(p, "journal_file"));
 			if (json_object_object_get_ex(p, "whole_granule_writes", &w) &&
 			    json_object_get_boolean(w))
 				fprintf(out, "%-16s writes partial 4 KiB granules whole (docs/design.md rule 14)\n",
@@ -90,7 +92,8 @@ static void print_tables(FILE *out, json_object *ans, bool pools, bool volumes)
 		for (size_t i = 0; i < json_object_array_length(arr); i++) {
 			json_object *p, *vols, *e = json_object_array_get_idx(arr, i);
 			if (!json_object_object_get_ex(e, "pool", &p) ||
-			    !json_object_object_get_ex(e, "volumes", &vols))
+			    !json_object_object_get_ex(e, "volumes", &vols) ||
+			    !json_object_is_type(vols, json_type_array))
 				continue;
 			for (size_t k = 0; k < json_object_array_length(vols); k++) {
 				json_object *v = json_object_array_get_idx(vols, k), *att;

@@ -1,17 +1,39 @@
 /*
  * vaaictl's arguments (tools/vaaictl/args.h): options first (--json,
  * --socket PATH, --help), then the command's words. A typo gets a message
- * naming it, then the usage; names and paths with white space are refused,
- * the request being one line of words. The command becomes the request line
+ * naming it, then the usage; names and paths with white space or control
+ * characters are refused, the request being one line of words. The command becomes the request line
  * vaaid reads (include/vaaid/control.h): sizes as plain byte counts, --extent
  * as a fifth word, --force as "force".
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "args.h"
+#include "vaaid/control_request.h"
 #include "vaaid/util.h"
+
+_Static_assert(VAAICTL_LINE_MAX == VD_CTL_LINE_MAX, "vaaictl sends what vaaid reads");
+
+/* q->line = printf of fmt; 2 with a message when it is longer than vaaid reads
+ * (it would refuse the request as too long). */
+__attribute__((format(printf, 3, 4)))
+static int put_line(struct vaaictl_req *q, FILE *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(q->line, sizeof(q->line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(q->line)) {
+		fprintf(err, "vaaictl: the request would be longer than vaaid reads (%d bytes): "
+			     "a shorter name or path\n", VAAICTL_LINE_MAX);
+		q->line[0] = 0;
+		return 2;
+	}
+	return 0;
+}
 
 int vaaictl_usage(FILE *err)
 {
@@ -65,13 +87,11 @@ static int pool_create(FILE *err, char **a, int n, struct vaaictl_req *q)
 		fprintf(err, "vaaictl: pool path '%s' must be absolute\n", a[3]);
 		return 2;
 	}
-	snprintf(q->line, sizeof(q->line), "pool create %s %s %" PRIu64, a[2], a[3], size);
+	char extw[32] = "";
 	if (ext)
-		snprintf(q->line, sizeof(q->line), "pool create %s %s %" PRIu64 " %" PRIu64, a[2],
-			 a[3], size, ext);
-	if (force)
-		strncat(q->line, " force", sizeof(q->line) - strlen(q->line) - 1);
-	return 0;
+		snprintf(extw, sizeof(extw), " %" PRIu64, ext);
+	return put_line(q, err, "pool create %s %s %" PRIu64 "%s%s", a[2], a[3], size, extw,
+			force ? " force" : "");
 }
 
 int vaaictl_parse(int argc, char **argv, FILE *err, struct vaaictl_req *q)
@@ -112,6 +132,12 @@ int vaaictl_parse(int argc, char **argv, FILE *err, struct vaaictl_req *q)
 				a[k]);
 			return 2;
 		}
+		for (const char *c = a[k]; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f) { /* (not echoed: it is one) */
+				fprintf(err, "vaaictl: argument %d: names and paths may not contain "
+					     "control characters\n", i + k);
+				return 2;
+			}
 	}
 	bool is_pool = !strcmp(a[0], "pool"), is_volume = !strcmp(a[0], "volume");
 	if (n == 1 && is_pool)
@@ -122,13 +148,13 @@ int vaaictl_parse(int argc, char **argv, FILE *err, struct vaaictl_req *q)
 	if (!strcmp(a[0], "status")) {
 		if (n != 1)
 			return usage_error(err, "'status' takes no arguments");
-		snprintf(q->line, sizeof(q->line), "status");
+		return put_line(q, err, "status");
 	} else if ((is_pool || is_volume) && !strcmp(verb, "list")) {
 		if (n != 2)
 			return usage_error(err, "'list' takes no arguments");
-		snprintf(q->line, sizeof(q->line), "%s list", a[0]);
 		q->pools = is_pool;
 		q->volumes = is_volume;
+		return put_line(q, err, "%s list", a[0]);
 	} else if (is_pool && !strcmp(verb, "create")) {
 		return pool_create(err, a, n, q);
 	} else if (is_pool && !strcmp(verb, "grow")) {
@@ -139,11 +165,11 @@ int vaaictl_parse(int argc, char **argv, FILE *err, struct vaaictl_req *q)
 			fprintf(err, "vaaictl: bad size '%s' (e.g. 200G)\n", a[3]);
 			return 2;
 		}
-		snprintf(q->line, sizeof(q->line), "pool grow %s %" PRIu64, a[2], size);
+		return put_line(q, err, "pool grow %s %" PRIu64, a[2], size);
 	} else if (is_volume && !strcmp(verb, "delete")) {
 		if (n != 3)
 			return usage_error(err, "'volume delete' needs POOL/VOLUME");
-		snprintf(q->line, sizeof(q->line), "volume delete %s", a[2]);
+		return put_line(q, err, "volume delete %s", a[2]);
 	} else if (is_pool || is_volume) {
 		fprintf(err, "vaaictl: unknown %s command '%s'%s\n", a[0], verb,
 			is_volume && !strcmp(verb, "create")

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 /* The daemon reads a request line of at most this many bytes (without its "\n"). */
-#define VAAICTL_LINE_MAX 4095
+#define VAAICTL_LINE_MAX 2047 /* = VD_CTL_LINE_MAX (checked in args.c) */
 
 struct vaaictl_req {
 	const char *sock;   /* --socket PATH, default /run/vaaid/control */

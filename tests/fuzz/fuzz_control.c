@@ -43,7 +43,7 @@
 
 #define MAX_LINES 16
 #define LINE_MAX_BYTES 2047 /* what the daemon reads of a request line */
-#define MEM_POOL_SIZE (64ull << 20)
+#define MEM_POOL_SIZE (8ull << 20)
 #define CREATE_MAX (1ull << 30)
 #define MAX_VOLS 64
 
@@ -100,12 +100,13 @@ static void mem_pool(struct daemon *d, const char *name, const char *const *vols
 	struct vd_pool *vp = &d->pools.p[d->pools.n];
 	snprintf(vp->name, sizeof(vp->name), "%s", name);
 	snprintf(vp->path, sizeof(vp->path), "/memory/%s", name); /* a name only: no file */
-	struct vpool_params prm = {.size = MEM_POOL_SIZE, .extent_size = 64u << 10};
+	struct vpool_params prm = {.size = MEM_POOL_SIZE, .extent_size = 64u << 10,
+				   .journal_size = 528u << 10};
 	if (vblk_crashsim_create_mem(d->r, MEM_POOL_SIZE, 1, &vp->dev) < 0 ||
 	    vpool_format(vp->dev, &prm) < 0 || vpool_open(vp->dev, &vp->pool) < 0)
 		finding("cannot build the in-memory pool", name);
 	for (unsigned i = 0; i < nv; i++)
-		if (vpool_volume_create(vp->pool, vols[i], 8ull << 20, 512, NULL) < 0)
+		if (vpool_volume_create(vp->pool, vols[i], 4ull << 20, 512, NULL) < 0)
 			finding("cannot create a volume", vols[i]);
 	d->pools.n++;
 }
@@ -303,8 +304,8 @@ int fuzz_make_seeds(const char *dir)
 		{"pool-create", "pool create p2 /pools/p2.pool 64M\n"},
 		{"pool-create-extent-force", "pool create p3 /pools/p3.pool 64M 128K force\n"},
 		{"pool-create-then-list", "pool create p2 /pools/p2.pool 64M\npool list\nstatus\n"},
-		{"pool-grow", "pool grow default 128M\n"},
-		{"pool-grow-second", "pool grow second 256M\nstatus\n"},
+		{"pool-grow", "pool grow default 16M\n"},
+		{"pool-grow-second", "pool grow second 32M\nstatus\n"},
 		{"volume-delete", "volume delete default/vol1\n"},
 		{"volume-delete-all", "volume delete default/vol2\nvolume delete second/vol3\n"
 				      "volume delete default/vol1\nvolume list\n"},

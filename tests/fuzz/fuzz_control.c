@@ -47,12 +47,6 @@
 #define CREATE_MAX (1ull << 30)
 #define MAX_VOLS 64
 
-static _Noreturn void finding(const char *what, const char *line)
-{
-	fprintf(stderr, "fuzz_control: FINDING: %s (request '%s')\n", what, line ? line : "");
-	abort();
-}
-
 /* ---- the private directory: one per process, emptied after each input */
 static char scratch[256];
 
@@ -81,9 +75,18 @@ static void scratch_init(void)
 	snprintf(scratch, sizeof(scratch), "%s/fuzz_control.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	if (!mkdtemp(scratch)) {
 		perror("fuzz_control: mkdtemp");
+		scratch[0] = 0;
 		abort();
 	}
 	atexit(scratch_remove);
+}
+
+static _Noreturn void finding(const char *what, const char *line)
+{
+	fprintf(stderr, "fuzz_control: FINDING: %s (request '%s')\n", what, line ? line : "");
+	if (scratch[0])
+		scratch_remove(); /* (abort runs no atexit) */
+	abort();
 }
 
 /* ---- the daemon state of one input */

@@ -22,7 +22,8 @@
  * that pools.conf is appended to) and re-roots every absolute pool path
  * under it before the line reaches the daemon; a path with a ".." component
  * and a relative path (it would name the working directory) are not sent,
- * nor a pool larger than 1 GiB (a sparse file, but kept small). The words are
+ * nor a pool larger than 1 GiB (a sparse file, but kept small). After each
+ * line every pool's path must lie in that directory (a tripwire). The words are
  * found by the daemon's own tokenizer, so the harness and the daemon agree on
  * which word is the path; nothing else in the protocol names a file. Pools
  * created are closed and the directory emptied after each input.
@@ -260,6 +261,13 @@ static void request(struct daemon *d, const char *line, bool *made_files)
 	bool good = check_answer(o, line);
 	json_object_put(o);
 	volumes(d, &after);
+	/* the confinement's tripwire: every pool lives in memory or in the private directory */
+	size_t sl = strlen(scratch);
+	for (unsigned i = 0; i < d->pools.n; i++) {
+		const char *pp = d->pools.p[i].path;
+		if (strncmp(pp, "/memory/", 8) && (strncmp(pp, scratch, sl) || pp[sl] != '/'))
+			finding("a pool outside the target's private directory", line);
+	}
 	if (is_delete && good && !same_but(&before, &after, tok[2]))
 		finding("a volume delete answered ok did not remove exactly that volume", line);
 	if ((!is_delete || !good) && !same_but(&before, &after, NULL))

@@ -14,7 +14,9 @@
  * Checked, after every line: the answer is a JSON object with "ok": true, or
  * "ok": false and a non-empty "error" string, that prints as one line and
  * reads back; the volumes change only by an ok "volume delete P/V", which
- * removed exactly P/V (a refused one left every volume in place). After the
+ * removed exactly P/V (a refused one left every volume in place); after an ok
+ * "pool create", pools.conf read back as the daemon reads it at start names
+ * the pool with its path and size. After the
  * input: every pool passes vpool_verify; no leak (LeakSanitizer).
  *
  * Confinement: "pool create" makes real files. The target owns a private
@@ -241,6 +243,34 @@ static char *confine(const char *line)
 	return out;
 }
 
+/* After an ok pool create: <state_dir>/pools.conf, read back as the daemon reads
+ * it at start (vd_config_load), names the pool with its path and size. */
+static void check_remembered(const char *name, const char *path, const char *size,
+			     const char *line)
+{
+	struct vd_config *c = malloc(sizeof(*c));
+	char file[sizeof(scratch) + 16], err[1200];
+	uint64_t bytes = 0;
+	if (!c)
+		return;
+	vd_config_defaults(c);
+	c->n_pools = 0;
+	snprintf(file, sizeof(file), "%s/pools.conf", scratch);
+	if (vd_config_load(c, file, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fuzz_control: %s\n", err);
+		finding("pools.conf does not read back after a pool create", line);
+	}
+	vparse_size(size, &bytes);
+	bool found = false;
+	for (unsigned i = 0; i < c->n_pools; i++)
+		found |= !strcmp(c->pools[i].name, name) && !strcmp(c->pools[i].path, path) &&
+			 c->pools[i].size == bytes;
+	free(c);
+	if (!found)
+		finding("pools.conf read back does not name the pool created, its path and size",
+			line);
+}
+
 static void request(struct daemon *d, const char *line, bool *made_files)
 {
 	char *send = confine(line);
@@ -268,6 +298,8 @@ static void request(struct daemon *d, const char *line, bool *made_files)
 		if (strncmp(pp, "/memory/", 8) && (strncmp(pp, scratch, sl) || pp[sl] != '/'))
 			finding("a pool outside the target's private directory", line);
 	}
+	if (good && nt >= 5 && !strcmp(tok[0], "pool") && !strcmp(tok[1], "create"))
+		check_remembered(tok[2], tok[3], tok[4], line);
 	if (is_delete && good && !same_but(&before, &after, tok[2]))
 		finding("a volume delete answered ok did not remove exactly that volume", line);
 	if ((!is_delete || !good) && !same_but(&before, &after, NULL))

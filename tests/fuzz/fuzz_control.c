@@ -21,7 +21,8 @@
  *
  * Confinement: "pool create" makes real files. The target owns a private
  * directory (mkdtemp, one per process, removed at exit; also the state_dir
- * that pools.conf is appended to) and re-roots every absolute pool path
+ * that pools.conf is appended to; it holds two files for pool create --force,
+ * spare_files()) and re-roots every absolute pool path
  * under it before the line reaches the daemon; a path with a ".." component
  * and a relative path (it would name the working directory) are not sent,
  * nor a pool larger than 1 GiB (a sparse file, but kept small). After each
@@ -29,6 +30,9 @@
  * found by the daemon's own tokenizer, so the harness and the daemon agree on
  * which word is the path; nothing else in the protocol names a file. Pools
  * created are closed and the directory emptied after each input.
+ *
+ * Seeds: every request kind well-formed (pool create --force on spare.img
+ * too), then typical typos. FUZZ_CONTROL_VERBOSE=1 prints each line's answer.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -70,6 +74,29 @@ static void scratch_remove(void)
 	rmdir(scratch);
 }
 
+/*
+ * Files that pool create --force finds in the private directory (as the admin's
+ * prepared file, and a store holding a pool): spare.img, 16 MiB of zeros, and
+ * holds-pool.img, 16 MiB starting with a superblock's magic. Made again after
+ * every input that made files (a pool create formats spare.img).
+ */
+static void spare_files(void)
+{
+	static const uint8_t magic[8] = {'A', 'A', 'I', 'D', '_', 'P', 'L', '1'};
+	static const char *const names[] = {"spare.img", "holds-pool.img"};
+	for (int i = 0; i < 2; i++) {
+		char path[sizeof(scratch) + 32];
+		snprintf(path, sizeof(path), "%s/%s", scratch, names[i]);
+		FILE *f = fopen(path, "w");
+		bool ok = f && (i == 0 || fwrite(magic, 1, sizeof(magic), f) == sizeof(magic)) &&
+			  ftruncate(fileno(f), 16 << 20) == 0;
+		if (!f || fclose(f) != 0 || !ok) {
+			perror("fuzz_control: the spare files");
+			abort();
+		}
+	}
+}
+
 static void scratch_init(void)
 {
 	if (scratch[0])
@@ -82,6 +109,7 @@ static void scratch_init(void)
 		abort();
 	}
 	atexit(scratch_remove);
+	spare_files();
 }
 
 static _Noreturn void finding(const char *what, const char *line)
@@ -289,6 +317,9 @@ static void request(struct daemon *d, const char *line, bool *made_files)
 	volumes(d, &before);
 	json_object *o = vd_control_answer(&d->env, send);
 	bool good = check_answer(o, line);
+	if (getenv("FUZZ_CONTROL_VERBOSE")) /* reproducing: what each line was answered */
+		fprintf(stderr, "fuzz_control: '%s' -> %s\n", line,
+			json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	volumes(d, &after);
 	/* the confinement's tripwire: every pool lives in memory or in the private directory */
@@ -332,8 +363,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pos += len + 1;
 	}
 	daemon_down(&d);
-	if (made_files)
+	if (made_files) {
 		scratch_empty();
+		spare_files();
+	}
 	return 0;
 }
 
@@ -366,6 +399,15 @@ int fuzz_make_seeds(const char *dir)
 		{"typo-bad-extent", "pool create p2 /pools/p2 64M 3K\n"},
 		{"typo-create-twice", "pool create p2 /pools/p2 64M\npool create p2 /pools/p2 64M\n"},
 		{"typo-create-same-path", "pool create p2 /pools/p2 64M\npool create p3 /pools/p2 64M force\n"},
+		{"pool-create-force-spare", "pool create p2 /spare.img 16M force\nstatus\n"},
+		{"pool-create-force-spare-extent", "pool create p2 /spare.img 8M 256K force\n"
+						   "pool grow p2 16M\n"},
+		{"typo-force-spare-too-small", "pool create p2 /spare.img 32M force\n"},
+		{"typo-spare-without-force", "pool create p2 /spare.img 16M\n"},
+		{"typo-force-holds-pool", "pool create p2 /holds-pool.img 16M force\n"},
+		{"typo-force-pool-journal", "pool create p2 /spare.img 8M force\n"
+					    "pool create p3 /spare.img.journal 1M force\n"},
+		{"typo-force-directory", "pool create p2 / 1M force\n"},
 		{"typo-status-args", "status all\n"},
 		{"typo-list-args", "pool list all\n"},
 		{"empty", "\n"},

@@ -177,9 +177,7 @@ int vaaictl_parse(int argc, char **argv, FILE *err, struct vaaictl_req *q)
 				  "create ... cfgstring=POOL/VOLUME)"
 				: "");
 		return vaaictl_usage(err);
-	} else {
-		fprintf(err, "vaaictl: unknown command '%s'\n", a[0]);
-		return vaaictl_usage(err);
 	}
-	return 0;
+	fprintf(err, "vaaictl: unknown command '%s'\n", a[0]);
+	return vaaictl_usage(err);
 }

@@ -12,6 +12,8 @@
  *   pool grow NAME SIZE
  *   volume delete POOL/VOLUME
  * Answer: {"ok":true,...} or {"ok":false,"error":"what is wrong"}.
+ * A line is at most 2047 bytes, of at most 8 words separated by space, tab,
+ * CR (include/vaaid/control_request.h: the requests without the socket).
  */
 #ifndef VAAID_CONTROL_H
 #define VAAID_CONTROL_H

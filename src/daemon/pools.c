@@ -276,6 +276,14 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 		snprintf(err, errlen, "pool path '%s' must be an absolute path", path);
 		return -EINVAL;
 	}
+	/* pools.conf records it as "path = PATH": its reader (inih) strips white space
+	 * such as \v and \f and cuts at " ;", so the pool would be looked for elsewhere
+	 * at the next start. */
+	for (const char *c = path; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			snprintf(err, errlen, "pool path may not contain control characters");
+			return -EINVAL;
+		}
 	bool exists = stat(path, &st) == 0;
 	if (exists && !force) {
 		snprintf(err, errlen, "%s already exists (pool create never overwrites; --force "

@@ -122,3 +122,40 @@ void vstat_begin(struct scsi_cmd *cmd)
 	if (++st->inflight > st->inflight_max)
 		st->inflight_max = st->inflight;
 }
+
+static void lat_sum(struct vstat_lat *a, const struct vstat_lat *b)
+{
+	a->count += b->count;
+	a->sum_ns += b->sum_ns;
+	for (unsigned i = 0; i < VSTAT_BUCKETS; i++)
+		a->bucket[i] += b->bucket[i];
+}
+
+void vaai_lun_stats_add(struct vaai_lun_stats *sum, const struct vaai_lun_stats *st)
+{
+	for (unsigned k = 0; k < VSTAT_KINDS; k++) {
+		struct vstat_cmd *a = &sum->cmd[k];
+		const struct vstat_cmd *b = &st->cmd[k];
+		a->ok += b->ok;
+		a->failed += b->failed;
+		a->bytes += b->bytes;
+		lat_sum(&a->lat_ok, &b->lat_ok);
+		lat_sum(&a->lat_failed, &b->lat_failed);
+	}
+	sum->xcopy_src_bytes += st->xcopy_src_bytes;
+	sum->xcopy_dst_bytes += st->xcopy_dst_bytes;
+	sum->caw_miscompares += st->caw_miscompares;
+	sum->ws_zero += st->ws_zero;
+	sum->ws_pattern += st->ws_pattern;
+	sum->ws_unmap_bit += st->ws_unmap_bit;
+	sum->ws_zero_bytes += st->ws_zero_bytes;
+	sum->ws_pattern_bytes += st->ws_pattern_bytes;
+	sum->unmap_descriptors += st->unmap_descriptors;
+	sum->unmap_bytes += st->unmap_bytes;
+	sum->out_of_space += st->out_of_space;
+	for (unsigned u = 0; u < VSTAT_UAS; u++)
+		sum->ua_posted[u] += st->ua_posted[u];
+	sum->inflight += st->inflight;
+	if (st->inflight_max > sum->inflight_max) /* the most one LUN saw, not a sum */
+		sum->inflight_max = st->inflight_max;
+}

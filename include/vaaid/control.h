@@ -11,6 +11,7 @@
  *   pool create NAME PATH SIZE [EXTENT] [force]
  *   pool grow NAME SIZE
  *   volume delete POOL/VOLUME
+ *   stats [POOL[/VOLUME]]       (command counters: src/daemon/control_stats.c)
  * Answer: {"ok":true,...} or {"ok":false,"error":"what is wrong"}.
  * A line is at most 2047 bytes, of at most 8 words separated by space, tab,
  * CR (include/vaaid/control_request.h: the requests without the socket).

@@ -35,6 +35,9 @@ int vd_control_tokenize(char *line, char **tok, int max);
  * {"ok":true,...} or {"ok":false,"error":"..."}; the caller puts it. Main loop
  * only (pool create and pool grow run the reactor). */
 struct json_object *vd_control_answer(const struct vd_control_env *c, char *line);
+/* The `stats [POOL[/VOLUME]]` request (src/daemon/control_stats.c), its words
+ * as vd_control_tokenize split them. */
+struct json_object *vd_control_stats(const struct vd_control_env *c, char **tok, int nt);
 /* {"ok":false,"error":<printf of fmt>}, the message sized to fit. */
 __attribute__((format(printf, 1, 2)))
 struct json_object *vd_control_error(const char *fmt, ...);

@@ -130,6 +130,9 @@ struct vd_device_info {
 };
 int vd_device_diag(const struct vd_devices *ds, unsigned i, struct vd_device_info *info,
 		   struct tcmu_dev_diag *diag);
+/* Device i's command counters (a copy; reactor thread): 0, or -ENOENT past the last. */
+int vd_device_stats(const struct vd_devices *ds, unsigned i, struct vd_device_info *info,
+		    struct vaai_lun_stats *st);
 /* Stop taking commands on every device, wait for in-flight ones, free. */
 void vd_devices_shutdown(struct vd_devices *ds);
 void vd_devices_free(struct vd_devices *ds);

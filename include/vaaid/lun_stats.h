@@ -93,6 +93,8 @@ struct scsi_cmd_acct {
 struct scsi_cmd;
 /* The dispatcher's first step for every command (handlers/lun_stats.c). */
 void vstat_begin(struct scsi_cmd *cmd);
+/* sum += st (a pool's sum of its LUNs; inflight_max: the largest of them). */
+void vaai_lun_stats_add(struct vaai_lun_stats *sum, const struct vaai_lun_stats *st);
 /* The counters as a JSON object (handlers/lun_stats_json.c; the caller owns it). */
 struct json_object;
 struct json_object *vaai_lun_stats_json(const struct vaai_lun_stats *st);

@@ -289,6 +289,8 @@ json_object *vd_control_answer(const struct vd_control_env *c, char *line)
 		return pool_grow(c, tok, nt);
 	if (nt >= 2 && !strcmp(tok[0], "volume") && !strcmp(tok[1], "delete"))
 		return volume_delete(c, tok, nt);
+	if (!strcmp(tok[0], "stats"))
+		return vd_control_stats(c, tok, nt);
 	return vd_control_error("unknown request '%s'", tok[0]);
 }
 

@@ -76,6 +76,18 @@ int vd_device_diag(const struct vd_devices *ds, unsigned i, struct vd_device_inf
 	return 0;
 }
 
+int vd_device_stats(const struct vd_devices *ds, unsigned i, struct vd_device_info *info,
+		    struct vaai_lun_stats *st)
+{
+	if (i >= ds->n)
+		return -ENOENT;
+	const struct vd_device *d = ds->d[i];
+	*info = (struct vd_device_info){.dev = d->dev, .pool = d->pool, .volume = d->volume,
+					.minor = d->uio.minor};
+	*st = d->lun.stats;
+	return 0;
+}
+
 int vd_parse_cfgstring(const char *cfg, char *pool, size_t plen, char *vol, size_t vlen, char *err,
 		       size_t errlen)
 {

@@ -375,6 +375,8 @@ int fuzz_make_seeds(const char *dir)
 {
 	static const char *const seeds[][2] = {
 		{"status", "status\n"},
+		{"stats", "stats\nstats default\nstats default/vol1\nstats second\n"},
+		{"typo-stats", "stats nosuch\nstats default/nosuch\nstats default/\nstats a b\n"},
 		{"pool-list", "pool list\n"},
 		{"volume-list", "volume list\n"},
 		{"pool-create", "pool create p2 /pools/p2.pool 64M\n"},

@@ -50,6 +50,8 @@ static void check_words(char **tok, int nt, char **a, int n, const char *line)
 	bool ok;
 	if (!strcmp(a[0], "status")) {
 		ok = nt == 1 && !strcmp(tok[0], "status");
+	} else if (!strcmp(a[0], "stats")) {
+		ok = nt == n && !strcmp(tok[0], "stats") && (n == 1 || !strcmp(tok[1], a[1]));
 	} else if (n >= 2 && !strcmp(a[1], "list")) {
 		ok = nt == 2 && (!strcmp(tok[0], "pool") || !strcmp(tok[0], "volume")) &&
 		     !strcmp(tok[0], a[0]) && !strcmp(tok[1], "list");

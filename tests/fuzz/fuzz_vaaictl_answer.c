@@ -4,7 +4,8 @@
  * wrong types, huge numbers, arrays where objects are expected.
  *
  * Input: byte 0 picks the command the answer is for (bits 0-2: status, pool
- * list, volume list, pool create, pool grow, volume delete; bit 3: --json),
+ * list, volume list, pool create, pool grow, volume delete; bit 4: stats
+ * instead; bit 3: --json),
  * its request built by vaaictl_parse as vaaictl builds it; the rest is the
  * answer's text, read by json_tokener_parse as vaaictl reads it (text that is
  * not JSON: vaaictl stops before printing).
@@ -40,8 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{"pool", "create", "p2", "/srv/p2.pool", "10G"},
 		{"pool", "grow", "p2", "20G"},
 		{"volume", "delete", "default/vol1"},
+		{"stats"},
 	};
-	unsigned kind = (data[0] & 7) % 6;
+	unsigned kind = (data[0] & 0x10) ? 6 : (data[0] & 7) % 6; /* 10h: stats */
 	char *argv[8] = {"vaaictl"};
 	int argc = 1;
 	if (data[0] & 8)
@@ -110,11 +112,107 @@ int fuzz_make_seeds(const char *dir)
 		"\"group_flush\":false},\"volumes\":[{\"name\":\"vol1\",\"size\":10737418240,"
 		"\"block_size\":512,\"mapped\":1048576,\"unshared\":1048576,\"attached\":true}],"
 		"\"diag\":{\"inflight\":0}}],\"devices\":1,\"device_list\":[]}";
+	static const char stats[] =
+		"{\"ok\":true,\"luns\":[{\"dev\":\"ds1\",\"pool\":\"default\",\"volume\":\"ds1\",\"uio\":"
+		"0,\"stats\":{\"commands\":{\"read\":{\"ok\":1,\"failed\":0,\"bytes\":4096,\"latency"
+		"_ok\":{\"count\":1,\"sum_ns\":616139,\"buckets\":[0,0,0,0,0,0,0,0,0,0,1,0,0,0"
+		",0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":0,\"sum_ns\":0,\"buc"
+		"kets\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"write\":"
+		"{\"ok\":2,\"failed\":0,\"bytes\":4608,\"latency_ok\":{\"count\":2,\"sum_ns\":98361"
+		"8,\"buckets\":[0,0,0,0,0,0,0,0,1,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"la"
+		"tency_failed\":{\"count\":0,\"sum_ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,0,0,0,0"
+		",0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"verify\":{\"ok\":1,\"failed\":0,\"bytes\":40"
+		"96,\"latency_ok\":{\"count\":1,\"sum_ns\":77235,\"buckets\":[0,0,0,0,0,0,0,1,0"
+		",0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":0,\"sum_"
+		"ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}"
+		"},\"sync\":{\"ok\":1,\"failed\":0,\"bytes\":0,\"latency_ok\":{\"count\":1,\"sum_ns\""
+		":611,\"buckets\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},"
+		"\"latency_failed\":{\"count\":0,\"sum_ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,0,0,"
+		"0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"xcopy\":{\"ok\":1,\"failed\":1,\"bytes\":"
+		"3145728,\"latency_ok\":{\"count\":1,\"sum_ns\":1970990,\"buckets\":[0,0,0,0,0,"
+		"0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":"
+		"1,\"sum_ns\":20671,\"buckets\":[0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+		"0,0,0,0,0]}},\"caw\":{\"ok\":3,\"failed\":2,\"bytes\":1536,\"latency_ok\":{\"coun"
+		"t\":3,\"sum_ns\":1855431,\"buckets\":[0,0,0,0,0,0,0,0,0,1,2,0,0,0,0,0,0,0,0"
+		",0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":2,\"sum_ns\":105697,\"buckets\""
+		":[0,0,0,0,0,0,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"write_same\":"
+		"{\"ok\":2,\"failed\":0,\"bytes\":1052672,\"latency_ok\":{\"count\":2,\"sum_ns\":36"
+		"2961,\"buckets\":[0,0,0,1,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},"
+		"\"latency_failed\":{\"count\":0,\"sum_ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,0,0,"
+		"0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"unmap\":{\"ok\":1,\"failed\":0,\"bytes\":"
+		"12288,\"latency_ok\":{\"count\":1,\"sum_ns\":182121,\"buckets\":[0,0,0,0,0,0,0"
+		",0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":0,\""
+		"sum_ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
+		",0]}},\"get_lba_status\":{\"ok\":1,\"failed\":0,\"bytes\":0,\"latency_ok\":{\"cou"
+		"nt\":1,\"sum_ns\":1643,\"buckets\":[0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
+		",0,0,0,0,0,0]},\"latency_failed\":{\"count\":0,\"sum_ns\":0,\"buckets\":[0,0,0"
+		",0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"other\":{\"ok\":1,\"fai"
+		"led\":1,\"bytes\":0,\"latency_ok\":{\"count\":1,\"sum_ns\":581,\"buckets\":[1,0,0"
+		",0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"co"
+		"unt\":1,\"sum_ns\":111,\"buckets\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
+		",0,0,0,0,0,0]}}},\"xcopy\":{\"src_bytes\":3145728,\"dst_bytes\":0},\"caw\":{\"m"
+		"iscompares\":2},\"write_same\":{\"zero\":1,\"pattern\":1,\"unmap_bit\":1,\"zero_"
+		"bytes\":1048576,\"pattern_bytes\":4096},\"unmap\":{\"descriptors\":2,\"bytes\":"
+		"12288},\"out_of_space\":0,\"unit_attentions\":{\"capacity_changed\":0,\"mode_"
+		"changed\":0,\"inquiry_changed\":0,\"threshold\":0,\"other\":0},\"inflight\":0,\""
+		"inflight_max\":1}}],\"pools\":[{\"name\":\"default\",\"pool\":{\"size\":268435456"
+		",\"capacity\":260046848,\"extent\":1048576,\"used\":5242880,\"free\":254803968"
+		",\"sharing_savings\":3145728,\"hydrating\":0,\"counters\":{\"journal_commits\""
+		":12,\"journal_records\":20,\"journal_bytes\":49152,\"checkpoints\":1,\"checkp"
+		"oint_ns\":1500000,\"store_io\":{\"read_ops\":3,\"write_ops\":20,\"flush_ops\":2"
+		",\"bytes_read\":4096,\"bytes_written\":4300000,\"read_ns\":0,\"write_ns\":0,\"g"
+		"roup_flushes\":0,\"grouped_writes\":0}}},\"luns\":1,\"lun_sum\":{\"commands\":{"
+		"\"read\":{\"ok\":1,\"failed\":0,\"bytes\":4096,\"latency_ok\":{\"count\":1,\"sum_ns"
+		"\":616139,\"buckets\":[0,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+		"0]},\"latency_failed\":{\"count\":0,\"sum_ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,"
+		"0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"write\":{\"ok\":2,\"failed\":0,\"byt"
+		"es\":4608,\"latency_ok\":{\"count\":2,\"sum_ns\":983618,\"buckets\":[0,0,0,0,0,"
+		"0,0,0,1,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":"
+		"0,\"sum_ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+		"0,0,0]}},\"verify\":{\"ok\":1,\"failed\":0,\"bytes\":4096,\"latency_ok\":{\"count"
+		"\":1,\"sum_ns\":77235,\"buckets\":[0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,"
+		"0,0,0,0,0,0]},\"latency_failed\":{\"count\":0,\"sum_ns\":0,\"buckets\":[0,0,0,"
+		"0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"sync\":{\"ok\":1,\"faile"
+		"d\":0,\"bytes\":0,\"latency_ok\":{\"count\":1,\"sum_ns\":611,\"buckets\":[1,0,0,0"
+		",0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"coun"
+		"t\":0,\"sum_ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
+		",0,0,0,0]}},\"xcopy\":{\"ok\":1,\"failed\":1,\"bytes\":3145728,\"latency_ok\":{\""
+		"count\":1,\"sum_ns\":1970990,\"buckets\":[0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0"
+		",0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":1,\"sum_ns\":20671,\"bucke"
+		"ts\":[0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"caw\":{\"ok"
+		"\":3,\"failed\":2,\"bytes\":1536,\"latency_ok\":{\"count\":3,\"sum_ns\":1855431,\""
+		"buckets\":[0,0,0,0,0,0,0,0,0,1,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"laten"
+		"cy_failed\":{\"count\":2,\"sum_ns\":105697,\"buckets\":[0,0,0,0,0,0,2,0,0,0,0"
+		",0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"write_same\":{\"ok\":2,\"failed\":0,\"byt"
+		"es\":1052672,\"latency_ok\":{\"count\":2,\"sum_ns\":362961,\"buckets\":[0,0,0,1"
+		",0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"coun"
+		"t\":0,\"sum_ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
+		",0,0,0,0]}},\"unmap\":{\"ok\":1,\"failed\":0,\"bytes\":12288,\"latency_ok\":{\"co"
+		"unt\":1,\"sum_ns\":182121,\"buckets\":[0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,"
+		"0,0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":0,\"sum_ns\":0,\"buckets\":[0,"
+		"0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}},\"get_lba_status\":"
+		"{\"ok\":1,\"failed\":0,\"bytes\":0,\"latency_ok\":{\"count\":1,\"sum_ns\":1643,\"bu"
+		"ckets\":[0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},\"latency"
+		"_failed\":{\"count\":0,\"sum_ns\":0,\"buckets\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+		"0,0,0,0,0,0,0,0,0,0,0,0]}},\"other\":{\"ok\":1,\"failed\":1,\"bytes\":0,\"laten"
+		"cy_ok\":{\"count\":1,\"sum_ns\":581,\"buckets\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+		"0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":1,\"sum_ns\":111,\"bu"
+		"ckets\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}},\"xcopy"
+		"\":{\"src_bytes\":3145728,\"dst_bytes\":0},\"caw\":{\"miscompares\":2},\"write_s"
+		"ame\":{\"zero\":1,\"pattern\":1,\"unmap_bit\":1,\"zero_bytes\":1048576,\"pattern"
+		"_bytes\":4096},\"unmap\":{\"descriptors\":2,\"bytes\":12288},\"out_of_space\":0"
+		",\"unit_attentions\":{\"capacity_changed\":0,\"mode_changed\":0,\"inquiry_cha"
+		"nged\":0,\"threshold\":0,\"other\":0},\"inflight\":0,\"inflight_max\":1}}]}";
 	static const struct {
 		const char *name;
 		unsigned char cmd;
 		const char *json;
 	} seeds[] = {
+		{"stats", 0x10, stats},
+		{"stats-json", 0x18, stats},
+		{"stats-wrong", 0x10, "{\"ok\":true,\"luns\":[1,{\"stats\":[]},{\"stats\":{\"commands\":"
+				     "{\"read\":7,\"caw\":{\"latency_ok\":{\"count\":0,\"sum_ns\":5}}}}}],"
+				     "\"pools\":[{\"pool\":{\"counters\":{\"checkpoints\":1e30}}}]}"},
 		{"status", 0, status},
 		{"pool-list", 1, status},
 		{"volume-list", 2, status},

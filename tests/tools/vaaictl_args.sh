@@ -50,6 +50,7 @@ bad 2 "'pool grow' needs NAME SIZE" pool grow p
 bad 2 "bad size '-5G'" pool grow p -5G
 bad 2 "'volume delete' needs POOL/VOLUME" volume delete
 bad 2 "'volume delete' needs POOL/VOLUME" volume delete a/b c
+bad 2 "'stats' takes at most POOL or POOL/VOLUME" stats default v1
 
 reaches status
 reaches --json status
@@ -59,4 +60,7 @@ reaches pool create p /var/lib/p 1G
 reaches pool create p /var/lib/p 1G --extent 4M --force
 reaches pool grow p 2T
 reaches volume delete default/vol0
+reaches stats
+reaches --json stats default
+reaches stats default/ds1
 echo "vaaictl_args: ok"

@@ -86,4 +86,34 @@ out=$(wr 160 1) || die "the write still fails after vaaictl pool grow: $out"
 logs=$(sg_logs -p 0xc "$sg")
 grep -qi "available LBA mapping threshold resource count: 31" <<<"$logs" || die "log page after grow: $logs"
 grep -qi "used LBA mapping threshold resource count: 64" <<<"$logs" || die "log page after grow: $logs"
-log "thin ok: threshold UA once, 27h/07h (dd: ENOSPC) when full, reads/overwrites kept, resume after UNMAP and after pool grow"
+# The LUN's command counters (issue 25: vaaictl stats, include/vaaid/lun_stats.h):
+# what went through the block layer (dd, blkdiscard) is split and merged by the
+# kernel, so bytes are exact and command counts are only bounded: 86 MiB written
+# (sg_dd's and dd's successful writes), 20 MiB unmapped, the threshold's unit
+# attention posted (once per crossing), at least the 3 refused writes answered out of space.
+st=$("$VAAICTL" --json stats small/thin0) || die "vaaictl stats small/thin0 failed: $st"
+python3 - "$st" <<'PY' || die "vaaictl stats: counters other than the commands sent: $st"
+import json, sys
+a = json.loads(sys.argv[1])
+assert a["ok"] and len(a["luns"]) == 1, "one LUN"
+s = a["luns"][0]["stats"]
+c = s["commands"]
+MiB = 1 << 20
+assert c["write"]["bytes"] == 86 * MiB, ("write bytes", c["write"]["bytes"])
+assert c["write"]["failed"] >= 3, ("write failed", c["write"]["failed"])
+assert c["unmap"]["bytes"] == 20 * MiB and c["unmap"]["failed"] == 0, ("unmap", c["unmap"])
+assert s["unmap"]["bytes"] == 20 * MiB, ("unmap bytes", s["unmap"])
+assert s["out_of_space"] >= 3, ("out_of_space", s["out_of_space"])
+assert s["unit_attentions"]["threshold"] >= 1, ("threshold UA", s["unit_attentions"])  # crossed again after the UNMAP
+assert s["unit_attentions"]["mode_changed"] >= 1, ("mode UA", s["unit_attentions"])
+assert s["inflight"] == 0, ("inflight", s["inflight"])
+p = [x for x in a["pools"] if x["name"] == "small"]
+assert len(p) == 1 and p[0]["luns"] == 1, "pool small with its LUN"
+assert p[0]["lun_sum"]["commands"]["write"]["bytes"] == 86 * MiB, "the pool's sum"
+assert p[0]["pool"]["counters"]["journal_commits"] > 0, "journal commits"
+print("stats: write %d MiB (%d failed), unmap %d MiB in %d command(s), out of space %d, UAs %s"
+      % (c["write"]["bytes"] // MiB, c["write"]["failed"], c["unmap"]["bytes"] // MiB,
+         c["unmap"]["ok"], s["out_of_space"], s["unit_attentions"]))
+PY
+"$VAAICTL" stats small >/dev/null || die "vaaictl stats small (the table) failed"
+log "thin ok: threshold UA once, 27h/07h (dd: ENOSPC) when full, reads/overwrites kept, resume after UNMAP and after pool grow; vaaictl stats counts them"

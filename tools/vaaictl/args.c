@@ -43,6 +43,7 @@ int vaaictl_usage(FILE *err)
 		"       vaaictl [--socket PATH] pool create NAME PATH SIZE [--extent SIZE] [--force]\n"
 		"       vaaictl [--socket PATH] pool grow NAME SIZE\n"
 		"       vaaictl [--socket PATH] volume delete POOL/VOLUME\n"
+		"       vaaictl [--socket PATH] [--json] stats [POOL[/VOLUME]]\n"
 		"pool create makes PATH a new sparse file; with --force PATH may also be an\n"
 		"existing block device or file (at least SIZE bytes, not in use, holding no\n"
 		"vaaid pool), which is then formatted: its data is lost.\n");
@@ -149,6 +150,10 @@ int vaaictl_parse(int argc, char **argv, FILE *err, struct vaaictl_req *q)
 		if (n != 1)
 			return usage_error(err, "'status' takes no arguments");
 		return put_line(q, err, "status");
+	} else if (!strcmp(a[0], "stats")) {
+		if (n > 2)
+			return usage_error(err, "'stats' takes at most POOL or POOL/VOLUME");
+		return n == 2 ? put_line(q, err, "stats %s", a[1]) : put_line(q, err, "stats");
 	} else if ((is_pool || is_volume) && !strcmp(verb, "list")) {
 		if (n != 2)
 			return usage_error(err, "'list' takes no arguments");

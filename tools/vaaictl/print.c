@@ -110,6 +110,104 @@ static void print_tables(FILE *out, json_object *ans, bool pools, bool volumes)
 	}
 }
 
+/* ---- stats: the command counters (include/vaaid/lun_stats.h, docs/observability.md) */
+
+static json_object *get_obj(json_object *o, const char *k)
+{
+	json_object *v;
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_object) ? v
+												: NULL;
+}
+
+/* The average latency of a histogram object ({"count","sum_ns"}) in buf. */
+static void avg_lat(json_object *lat, char *buf, size_t len)
+{
+	uint64_t n = get_u64(lat, "count");
+	if (!n) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	double us = (double)get_u64(lat, "sum_ns") / (double)n / 1000.0;
+	if (us < 1000)
+		snprintf(buf, len, "%.0f us", us);
+	else
+		snprintf(buf, len, "%.1f ms", us / 1000);
+}
+
+/* One LUN's (or a pool's sum of) counters: a row per command kind, then the primitives. */
+static void print_counters(FILE *out, json_object *st)
+{
+	static const char *const kinds[][2] = {
+		{"read", "READ"}, {"write", "WRITE"}, {"verify", "VERIFY"}, {"sync", "SYNC CACHE"},
+		{"xcopy", "XCOPY (CLONE)"}, {"caw", "ATS (CAW)"}, {"write_same", "WRITE SAME (ZERO)"},
+		{"unmap", "UNMAP (DELETE)"}, {"get_lba_status", "GET LBA STATUS"}, {"other", "other"},
+	};
+	json_object *cmds = get_obj(st, "commands");
+	fprintf(out, "  %-18s %10s %8s %12s %10s %10s\n", "COMMAND", "OK", "FAILED", "BYTES",
+		"AVG OK", "AVG FAIL");
+	char b[32], l1[32], l2[32];
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		json_object *c = cmds ? get_obj(cmds, kinds[i][0]) : NULL;
+		human(get_u64(c, "bytes"), b, sizeof(b));
+		avg_lat(c ? get_obj(c, "latency_ok") : NULL, l1, sizeof(l1));
+		avg_lat(c ? get_obj(c, "latency_failed") : NULL, l2, sizeof(l2));
+		fprintf(out, "  %-18s %10" PRIu64 " %8" PRIu64 " %12s %10s %10s\n", kinds[i][1],
+			get_u64(c, "ok"), get_u64(c, "failed"), b, l1, l2);
+	}
+	json_object *x = get_obj(st, "xcopy"), *ws = get_obj(st, "write_same"),
+		    *um = get_obj(st, "unmap"), *ua = get_obj(st, "unit_attentions");
+	char s1[32], s2[32], z[32], pt[32], ub[32];
+	human(get_u64(x, "src_bytes"), s1, sizeof(s1));
+	human(get_u64(x, "dst_bytes"), s2, sizeof(s2));
+	human(get_u64(ws, "zero_bytes"), z, sizeof(z));
+	human(get_u64(ws, "pattern_bytes"), pt, sizeof(pt));
+	human(get_u64(um, "bytes"), ub, sizeof(ub));
+	fprintf(out, "  copied from here %s, to here %s; ATS miscompares %" PRIu64 "\n", s1, s2,
+		get_u64(get_obj(st, "caw"), "miscompares"));
+	fprintf(out, "  WRITE SAME zeros %" PRIu64 " (%s), pattern %" PRIu64 " (%s), UNMAP bit %" PRIu64
+		     "; UNMAP descriptors %" PRIu64 " (%s)\n",
+		get_u64(ws, "zero"), z, get_u64(ws, "pattern"), pt, get_u64(ws, "unmap_bit"),
+		get_u64(um, "descriptors"), ub);
+	fprintf(out, "  out of space (27h/07h) %" PRIu64 "; unit attentions: threshold %" PRIu64
+		     ", capacity %" PRIu64 ", mode %" PRIu64 ", inquiry %" PRIu64 ", other %" PRIu64
+		     "; in flight %" PRIu64 " (most %" PRIu64 ")\n",
+		get_u64(st, "out_of_space"), get_u64(ua, "threshold"), get_u64(ua, "capacity_changed"),
+		get_u64(ua, "mode_changed"), get_u64(ua, "inquiry_changed"), get_u64(ua, "other"),
+		get_u64(st, "inflight"), get_u64(st, "inflight_max"));
+}
+
+static void print_stats(FILE *out, json_object *ans)
+{
+	json_object *arr;
+	if (json_object_object_get_ex(ans, "luns", &arr) && json_object_is_type(arr, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			json_object *l = json_object_array_get_idx(arr, i);
+			fprintf(out, "LUN %s (uio%" PRIu64 ") %s/%s\n", get_str(l, "dev"),
+				get_u64(l, "uio"), get_str(l, "pool"), get_str(l, "volume"));
+			print_counters(out, get_obj(l, "stats"));
+		}
+	if (!json_object_object_get_ex(ans, "pools", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return;
+	char u[32], c[32], jb[32];
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *p = get_obj(e, "pool");
+		json_object *k = p ? get_obj(p, "counters") : NULL;
+		human(get_u64(p, "used"), u, sizeof(u));
+		human(get_u64(p, "capacity"), c, sizeof(c));
+		human(get_u64(k, "journal_bytes"), jb, sizeof(jb));
+		uint64_t ck = get_u64(k, "checkpoints");
+		fprintf(out, "POOL %s: %s of %s used; %" PRIu64 " LUN(s); journal %" PRIu64
+			     " commits (%s); %" PRIu64 " checkpoint(s)",
+			get_str(e, "name"), u, c, get_u64(e, "luns"), get_u64(k, "journal_commits"), jb,
+			ck);
+		if (ck)
+			fprintf(out, ", %.1f ms each", (double)get_u64(k, "checkpoint_ns") / (double)ck / 1e6);
+		fprintf(out, "\n");
+		print_counters(out, get_obj(e, "lun_sum"));
+	}
+}
+
 int vaaictl_print_answer(FILE *out, FILE *err, const struct vaaictl_req *q, json_object *ans)
 {
 	json_object *ok;
@@ -127,6 +225,8 @@ int vaaictl_print_answer(FILE *out, FILE *err, const struct vaaictl_req *q, json
 		fprintf(out, "pool %s grown to %s\n", a[2], a[3]);
 	else if (!strncmp(q->line, "volume delete", 13))
 		fprintf(out, "volume %s deleted\n", a[2]);
+	else if (!strncmp(q->line, "stats", 5))
+		print_stats(out, ans);
 	else
 		print_tables(out, ans, q->pools, q->volumes);
 	return good ? 0 : 1;

@@ -50,6 +50,8 @@ static void check_words(char **tok, int nt, char **a, int n, const char *line)
 	bool ok;
 	if (!strcmp(a[0], "status")) {
 		ok = nt == 1 && !strcmp(tok[0], "status");
+	} else if (!strcmp(a[0], "top")) { /* a live view of stats */
+		ok = nt == 1 && !strcmp(tok[0], "stats");
 	} else if (!strcmp(a[0], "stats")) {
 		ok = nt == n && !strcmp(tok[0], "stats") && (n == 1 || !strcmp(tok[1], a[1]));
 	} else if (n >= 2 && !strcmp(a[1], "list")) {
@@ -137,6 +139,8 @@ int fuzz_make_seeds(const char *dir)
 {
 	static const char *const seeds[][2] = {
 		{"status", "status"},
+		{"top", "top|--interval|0.5"},
+		{"stats", "stats|default/vol1"},
 		{"json-status", "--json|status"},
 		{"socket-status", "--socket|/run/vaaid/control|status"},
 		{"pool-list", "pool|list"},

@@ -51,6 +51,9 @@ bad 2 "bad size '-5G'" pool grow p -5G
 bad 2 "'volume delete' needs POOL/VOLUME" volume delete
 bad 2 "'volume delete' needs POOL/VOLUME" volume delete a/b c
 bad 2 "'stats' takes at most POOL or POOL/VOLUME" stats default v1
+bad 2 "'top' takes only --interval SECONDS" top default
+bad 2 "bad interval '0'" top --interval 0
+bad 2 "bad interval 'x'" top --interval x
 
 reaches status
 reaches --json status

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -44,6 +45,7 @@ int vaaictl_usage(FILE *err)
 		"       vaaictl [--socket PATH] pool grow NAME SIZE\n"
 		"       vaaictl [--socket PATH] volume delete POOL/VOLUME\n"
 		"       vaaictl [--socket PATH] [--json] stats [POOL[/VOLUME]]\n"
+		"       vaaictl [--socket PATH] top [--interval SECONDS]\n"
 		"pool create makes PATH a new sparse file; with --force PATH may also be an\n"
 		"existing block device or file (at least SIZE bytes, not in use, holding no\n"
 		"vaaid pool), which is then formatted: its data is lost.\n");
@@ -150,6 +152,21 @@ int vaaictl_parse(int argc, char **argv, FILE *err, struct vaaictl_req *q)
 		if (n != 1)
 			return usage_error(err, "'status' takes no arguments");
 		return put_line(q, err, "status");
+	} else if (!strcmp(a[0], "top")) {
+		q->interval_ms = 2000;
+		if (n == 3 && !strcmp(a[1], "--interval")) {
+			char *end;
+			double sec = strtod(a[2], &end);
+			if (end == a[2] || *end || !(sec >= 0.1 && sec <= 3600)) {
+				fprintf(err, "vaaictl: bad interval '%s' (seconds, 0.1 to 3600)\n", a[2]);
+				return 2;
+			}
+			q->interval_ms = (unsigned)(sec * 1000 + 0.5);
+		} else if (n != 1) {
+			return usage_error(err, "'top' takes only --interval SECONDS");
+		}
+		q->top = true;
+		return put_line(q, err, "stats");
 	} else if (!strcmp(a[0], "stats")) {
 		if (n > 2)
 			return usage_error(err, "'stats' takes at most POOL or POOL/VOLUME");

@@ -17,6 +17,8 @@ struct vaaictl_req {
 	bool json;          /* --json: print the answer as is */
 	bool help;          /* --help: the usage was printed, nothing to send */
 	bool pools, volumes; /* which tables the answer is printed as */
+	bool top;           /* vaaictl top: a live view of `stats` (tools/vaaictl/top.c) */
+	unsigned interval_ms; /* top --interval, default 2000 */
 	int nwords;         /* the command's words (argv after the options) */
 	char **words;
 	char line[VAAICTL_LINE_MAX + 1]; /* the request, without "\n" */

@@ -26,26 +26,28 @@
 
 #include "args.h"
 #include "print.h"
+#include "top.h"
 
-static int request(const char *sock, const char *line, json_object **out)
+static int request(const char *sock, const char *line, json_object **out, char *why, size_t wl)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	*out = NULL;
 	if (strlen(sock) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "vaaictl: socket path too long\n");
+		snprintf(why, wl, "socket path too long");
 		return 2;
 	}
 	memcpy(sa.sun_path, sock, strlen(sock) + 1); /* length checked above */
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "vaaictl: cannot reach vaaid at %s: %s (is vaaid running? are you root?)\n",
-			sock, strerror(errno));
+		snprintf(why, wl, "cannot reach vaaid at %s: %s (is vaaid running? are you root?)", sock,
+			 strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return 3;
 	}
 	size_t len = strlen(line);
 	if (write(fd, line, len) != (ssize_t)len || write(fd, "\n", 1) != 1) {
-		fprintf(stderr, "vaaictl: write to %s: %s\n", sock, strerror(errno));
+		snprintf(why, wl, "write to %s: %s", sock, strerror(errno));
 		close(fd);
 		return 3;
 	}
@@ -58,6 +60,7 @@ static int request(const char *sock, const char *line, json_object **out)
 			if (!nb) {
 				free(buf);
 				close(fd);
+				snprintf(why, wl, "out of memory");
 				return 3;
 			}
 			buf = nb;
@@ -69,7 +72,7 @@ static int request(const char *sock, const char *line, json_object **out)
 	}
 	close(fd);
 	if (!buf || !got) {
-		fprintf(stderr, "vaaictl: no answer from vaaid\n");
+		snprintf(why, wl, "no answer from vaaid");
 		free(buf);
 		return 3;
 	}
@@ -77,7 +80,7 @@ static int request(const char *sock, const char *line, json_object **out)
 	*out = json_tokener_parse(buf);
 	free(buf);
 	if (!*out) {
-		fprintf(stderr, "vaaictl: vaaid answered something that is not JSON\n");
+		snprintf(why, wl, "vaaid answered something that is not JSON");
 		return 3;
 	}
 	return 0;
@@ -89,10 +92,15 @@ int main(int argc, char **argv)
 	int rc = vaaictl_parse(argc, argv, stderr, &q);
 	if (rc || q.help)
 		return rc;
+	if (q.top)
+		return vaaictl_top(&q, request);
 	json_object *ans = NULL;
-	rc = request(q.sock, q.line, &ans);
-	if (rc)
+	char why[512];
+	rc = request(q.sock, q.line, &ans, why, sizeof(why));
+	if (rc) {
+		fprintf(stderr, "vaaictl: %s\n", why);
 		return rc;
+	}
 	rc = vaaictl_print_answer(stdout, stderr, &q, ans);
 	json_object_put(ans);
 	return rc;

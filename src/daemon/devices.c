@@ -64,14 +64,24 @@ int vd_devices_new(const struct vd_env *env, struct vd_devices **out)
 
 unsigned vd_devices_count(const struct vd_devices *ds) { return ds->n; }
 
-int vd_device_diag(const struct vd_devices *ds, unsigned i, struct vd_device_info *info,
-		   struct tcmu_dev_diag *diag)
+/* Device i (NULL past the last) with its names in *info. */
+static const struct vd_device *device_at(const struct vd_devices *ds, unsigned i,
+					 struct vd_device_info *info)
 {
 	if (i >= ds->n)
-		return -ENOENT;
+		return NULL;
 	const struct vd_device *d = ds->d[i];
 	*info = (struct vd_device_info){.dev = d->dev, .pool = d->pool, .volume = d->volume,
 					.minor = d->uio.minor};
+	return d;
+}
+
+int vd_device_diag(const struct vd_devices *ds, unsigned i, struct vd_device_info *info,
+		   struct tcmu_dev_diag *diag)
+{
+	const struct vd_device *d = device_at(ds, i, info);
+	if (!d)
+		return -ENOENT;
 	tcmu_dev_get_diag(d->tdev, diag);
 	return 0;
 }
@@ -79,11 +89,9 @@ int vd_device_diag(const struct vd_devices *ds, unsigned i, struct vd_device_inf
 int vd_device_stats(const struct vd_devices *ds, unsigned i, struct vd_device_info *info,
 		    struct vaai_lun_stats *st)
 {
-	if (i >= ds->n)
+	const struct vd_device *d = device_at(ds, i, info);
+	if (!d)
 		return -ENOENT;
-	const struct vd_device *d = ds->d[i];
-	*info = (struct vd_device_info){.dev = d->dev, .pool = d->pool, .volume = d->volume,
-					.minor = d->uio.minor};
 	*st = d->lun.stats;
 	return 0;
 }

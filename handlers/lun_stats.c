@@ -39,13 +39,17 @@ static enum vstat_kind kind_of(const uint8_t *cdb)
 	}
 }
 
-static void lat_add(struct vstat_lat *l, uint64_t ns)
+unsigned vstat_lat_bucket(uint64_t ns)
 {
 	/* the first bucket whose bound 2^(b + SHIFT) is above ns: b = bits(ns) - SHIFT */
 	unsigned bits = ns ? 64u - (unsigned)__builtin_clzll(ns) : 0;
 	unsigned b = bits > VSTAT_LAT_SHIFT ? bits - VSTAT_LAT_SHIFT : 0;
-	if (b >= VSTAT_BUCKETS)
-		b = VSTAT_BUCKETS - 1;
+	return b < VSTAT_BUCKETS ? b : VSTAT_BUCKETS - 1;
+}
+
+static void lat_add(struct vstat_lat *l, uint64_t ns)
+{
+	unsigned b = vstat_lat_bucket(ns);
 	l->bucket[b]++;
 	l->count++;
 	l->sum_ns += ns;

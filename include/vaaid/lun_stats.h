@@ -40,6 +40,9 @@ enum vstat_kind {
 #define VSTAT_LAT_SHIFT 10
 #define VSTAT_BUCKETS 26
 
+/* The bucket a latency of ns falls in (handlers/lun_stats.c). */
+unsigned vstat_lat_bucket(uint64_t ns);
+
 struct vstat_lat {
 	uint64_t count, sum_ns;
 	uint64_t bucket[VSTAT_BUCKETS];

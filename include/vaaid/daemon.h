@@ -25,6 +25,10 @@
 #define VD_MAX_DEVICES 256
 #define VD_POOL_NAME_MAX 32
 #define VD_PATH_MAX 1024
+/* The longest setting line a configuration file may have (bytes before the newline):
+ * Debian's libinih reads a line in pieces of INI_MAX_LINE (200) bytes; checked
+ * against it in config.c. pools.conf's "path = PATH" lines are bound by it. */
+#define VD_CONF_LINE_MAX 198
 #define VD_SUBTYPE "vaai"
 
 /* ---- configuration (src/daemon/config.c) */

@@ -193,7 +193,8 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 }
 
 #define CONF_MAX_BYTES (1u << 20)
-#define CONF_LINE_MAX (INI_MAX_LINE - 2) /* bytes before the newline */
+#define CONF_LINE_MAX VD_CONF_LINE_MAX /* bytes before the newline */
+_Static_assert(VD_CONF_LINE_MAX == INI_MAX_LINE - 2, "the line limit is inih's");
 
 /* The file, whole and NUL-terminated, in *out (the caller frees it): 0 or -errno. */
 static int read_conf(const char *path, char **out, size_t *len, char *err, size_t errlen)

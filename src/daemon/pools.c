@@ -284,6 +284,14 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 			snprintf(err, errlen, "pool path may not contain control characters");
 			return -EINVAL;
 		}
+	/* ... and a longer "path = PATH" line than the configuration reader takes would
+	 * make the next start refuse pools.conf (docs/fuzzing.md, finding 7). */
+	if (strlen("path = ") + strlen(path) > VD_CONF_LINE_MAX) {
+		snprintf(err, errlen, "pool path longer than %zu bytes (pools.conf records it on "
+			 "one line of at most %d)", (size_t)VD_CONF_LINE_MAX - strlen("path = "),
+			 VD_CONF_LINE_MAX);
+		return -ENAMETOOLONG;
+	}
 	bool exists = stat(path, &st) == 0;
 	if (exists && !force) {
 		snprintf(err, errlen, "%s already exists (pool create never overwrites; --force "

@@ -388,6 +388,11 @@ int fuzz_make_seeds(const char *dir)
 		{"volume-delete-all", "volume delete default/vol2\nvolume delete second/vol3\n"
 				      "volume delete default/vol1\nvolume list\n"},
 		{"typo-status", "stauts\n"},
+		/* a path too long for pools.conf's line (finding 7's open part) */
+		{"path-too-long-for-pools-conf",
+		 "pool create p9 /pools/" "0123456789012345678901234567890123456789"
+		 "0123456789012345678901234567890123456789" "0123456789012345678901234567890123456789"
+		 "0123456789012345678901234567890123456789" "01234567890123456789 16M\nstatus\n"},
 		{"typo-pool-verb", "pool crate p2 /pools/p2 64M\n"},
 		{"typo-no-volume", "volume delete default\n"},
 		{"typo-unknown-volume", "volume delete default/nosuch\n"},

@@ -219,24 +219,35 @@ static void long_error_not_cut(void **state)
 	FILE *f = fopen(file, "w");
 	assert_non_null(f);
 	fclose(f);
-	int n = snprintf(path, sizeof(path), "%s/", file);
-	while (n < 900)
-		path[n++] = 'd';
-	snprintf(path + n, sizeof(path) - (size_t)n, "/pool.img");
-	snprintf(req, sizeof(req), "pool create p1 %s 64M\n", path);
-	int a = client(e);
-	send_str(a, req);
-	char buf[4096];
-	read_all(e, a, buf, sizeof(buf));
-	json_object *o = json_tokener_parse(buf), *err;
-	assert_non_null(o);
-	assert_true(json_object_object_get_ex(o, "error", &err));
-	char want[VD_PATH_MAX + 64];
-	snprintf(want, sizeof(want), "pool 'p1': cannot create the directory of %s: Not a directory",
-		 path);
-	assert_string_equal(json_object_get_string(err), want);
-	json_object_put(o);
-	close(a);
+	/* the longest path pools.conf can record (VD_CONF_LINE_MAX - "path = "): its error,
+	 * with the whole path, comes back whole; a longer path is refused for its length */
+	const int longest = VD_CONF_LINE_MAX - 7;
+	for (int round = 0; round < 2; round++) {
+		int n = snprintf(path, sizeof(path), "%s/", file);
+		int to = (round ? 900 : longest) - 9; /* 9: "/pool.img" */
+		while (n < to)
+			path[n++] = 'd';
+		snprintf(path + n, sizeof(path) - (size_t)n, "/pool.img");
+		assert_int_equal((int)strlen(path), round ? 900 : longest);
+		snprintf(req, sizeof(req), "pool create p1 %s 64M\n", path);
+		int a = client(e);
+		send_str(a, req);
+		char buf[4096];
+		read_all(e, a, buf, sizeof(buf));
+		json_object *o = json_tokener_parse(buf), *err;
+		assert_non_null(o);
+		assert_true(json_object_object_get_ex(o, "error", &err));
+		char want[VD_PATH_MAX + 128];
+		if (round)
+			snprintf(want, sizeof(want), "pool path longer than %d bytes (pools.conf records "
+				 "it on one line of at most %d)", longest, VD_CONF_LINE_MAX);
+		else
+			snprintf(want, sizeof(want), "pool 'p1': cannot create the directory of %s: "
+				 "Not a directory", path);
+		assert_string_equal(json_object_get_string(err), want);
+		json_object_put(o);
+		close(a);
+	}
 }
 
 static void client_that_leaves_at_once(void **state)

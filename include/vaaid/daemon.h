@@ -51,6 +51,7 @@ struct vd_config {
 	int group_flush;          /* VD_GROUP_*: DSYNC writes made durable by group flushes */
 	unsigned n_pools;
 	struct vd_pool_conf pools[VD_MAX_POOLS];
+	char metrics_listen[64]; /* [metrics] listen = ADDRESS:PORT; "" = no endpoint */
 };
 
 /* whole_granule_writes (docs/design.md rule 14): as detected for each pool's store
@@ -131,6 +132,7 @@ struct tcmu_dev_diag;
 struct vd_device_info {
 	const char *dev, *pool, *volume;
 	unsigned minor;
+	uint8_t naa[16]; /* the volume's NAA designator (VPD 83h) */
 };
 int vd_device_diag(const struct vd_devices *ds, unsigned i, struct vd_device_info *info,
 		   struct tcmu_dev_diag *diag);
@@ -153,5 +155,10 @@ void vd_notify_ready(struct vd_notify *n);   /* READY=1, then STATUS/WATCHDOG fr
 void vd_notify_stopping(struct vd_notify *n); /* STOPPING=1 */
 bool vd_notify_watchdog(const struct vd_notify *n);
 void vd_notify_free(struct vd_notify *n);     /* after vreactor_destroy */
+
+/* ---- the Prometheus endpoint (src/daemon/metrics*.c) */
+#include <sys/socket.h>
+/* "ADDRESS:PORT" or "[ADDRESS]:PORT", numeric (metrics_listen.c): 0 or -EINVAL. */
+int vd_metrics_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len);
 
 #endif

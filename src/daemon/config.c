@@ -31,6 +31,7 @@
  * NUL byte (inih would stop reading the line there), and a file above 1 MiB.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,21 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 		}
 		return 1;
 	}
-	return fail(x, "unknown section [%s] (expected [daemon] or [pool NAME])%s", section, "");
+	if (!strcmp(section, "metrics")) {
+		if (strcmp(key, "listen"))
+			return fail(x, "unknown key '%s' in [metrics]%s", key, "");
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		if (strlen(value) >= sizeof(c->metrics_listen) ||
+		    vd_metrics_parse_listen(value, &ss, &sl) < 0 ||
+		    ((struct sockaddr_in *)&ss)->sin_port == 0) /* (same place in sockaddr_in6) */
+			return fail(x, "[metrics] listen '%s' is not ADDRESS:PORT (e.g. 127.0.0.1:9612 "
+				       "or [::1]:9612)%s", value, "");
+		snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s", value);
+		return 1;
+	}
+	return fail(x, "unknown section [%s] (expected [daemon], [pool NAME] or [metrics])%s", section,
+		    "");
 }
 
 #define CONF_MAX_BYTES (1u << 20)

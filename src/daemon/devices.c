@@ -73,6 +73,9 @@ static const struct vd_device *device_at(const struct vd_devices *ds, unsigned i
 	const struct vd_device *d = ds->d[i];
 	*info = (struct vd_device_info){.dev = d->dev, .pool = d->pool, .volume = d->volume,
 					.minor = d->uio.minor};
+	struct vvol_info vi;
+	vvol_get_info(d->vol, &vi);
+	memcpy(info->naa, vi.naa, sizeof(info->naa));
 	return d;
 }
 

@@ -26,6 +26,7 @@
 
 #include "vaaid/daemon.h"
 #include "vaaid/dbus.h"
+#include "vaaid/metrics.h"
 #include "vaaid/control.h"
 #include "vaaid/tcmu_nl.h"
 #include "vaaid/util.h"
@@ -39,6 +40,9 @@ struct daemon {
 	struct vd_control *ctl;
 	struct vd_dbus *bus;
 	struct vd_notify *notify; /* systemd: READY, STATUS, watchdog */
+	struct vd_metrics *metrics; /* the Prometheus endpoint ([metrics] listen), or NULL */
+	struct vio_op metrics_op;
+	bool metrics_ready;
 	int sig_fd;
 	struct vio_op nl_op, sig_op, ctl_op, bus_op;
 	bool nl_ready, sig_ready, ctl_ready, bus_ready, stop;
@@ -214,6 +218,37 @@ static void status_line(void *arg, char *buf, size_t len)
 	}
 }
 
+static void on_metrics(void *arg, int res) { (void)res; ((struct daemon *)arg)->metrics_ready = true; }
+
+/* The Prometheus text, on the reactor's thread (vd_metrics_service calls it). */
+static char *metrics_snap(void *arg, size_t *len)
+{
+	struct daemon *dm = arg;
+	unsigned n = vd_devices_count(dm->devs);
+	struct vd_metrics_lun *luns = calloc(n ? n : 1, sizeof(*luns));
+	struct vd_metrics_pool *pools = calloc(dm->pools.n ? dm->pools.n : 1, sizeof(*pools));
+	char *text = NULL;
+	if (luns && pools) {
+		struct vd_device_info info;
+		unsigned k = 0;
+		for (; k < n && vd_device_stats(dm->devs, k, &info, &luns[k].stats) == 0; k++) {
+			luns[k].pool = info.pool;
+			luns[k].volume = info.volume;
+			memcpy(luns[k].naa, info.naa, 16);
+		}
+		for (unsigned i = 0; i < dm->pools.n; i++) {
+			pools[i].name = dm->pools.p[i].name;
+			vpool_get_stats(dm->pools.p[i].pool, &pools[i].stats);
+			for (unsigned j = 0; j < k; j++)
+				pools[i].luns += !strcmp(luns[j].pool, pools[i].name);
+		}
+		text = vd_metrics_format(luns, k, pools, dm->pools.n, len);
+	}
+	free(luns);
+	free(pools);
+	return text;
+}
+
 static void handle_signals(struct daemon *dm)
 {
 	struct signalfd_siginfo si;
@@ -256,6 +291,11 @@ static int loop(struct daemon *dm)
 			dm->bus_ready = false;
 			vd_dbus_process(dm->bus);
 			arm(dm, vd_dbus_fd(dm->bus), &dm->bus_op, on_bus);
+		}
+		if (dm->metrics_ready) {
+			dm->metrics_ready = false;
+			vd_metrics_service(dm->metrics);
+			arm(dm, vd_metrics_fd(dm->metrics), &dm->metrics_op, on_metrics);
 		}
 	}
 	return 0;
@@ -319,6 +359,16 @@ static int run(struct daemon *dm, bool no_dbus)
 			vlog_warn(NULL, "D-Bus service org.kernel.TCMUService1 not available (%s): "
 				  "targetcli will not list user:vaai", strerror(-rc));
 	}
+	if (dm->conf.metrics_listen[0]) {
+		rc = vd_metrics_start(dm->conf.metrics_listen, metrics_snap, dm, &dm->metrics, err,
+				      sizeof(err));
+		if (rc < 0) {
+			vlog_err(NULL, "%s", err);
+			return 1;
+		}
+		arm(dm, vd_metrics_fd(dm->metrics), &dm->metrics_op, on_metrics);
+		vlog_info(NULL, "Prometheus metrics on http://%s/metrics", dm->conf.metrics_listen);
+	}
 	arm(dm, dm->sig_fd, &dm->sig_op, on_sig);
 	arm(dm, tcmu_nl_fd(dm->nl), &dm->nl_op, on_nl);
 	arm(dm, vd_control_fd(dm->ctl), &dm->ctl_op, on_ctl);
@@ -338,6 +388,8 @@ static int run(struct daemon *dm, bool no_dbus)
 /* Stop and free whatever run() started (each part may be absent). */
 static void teardown(struct daemon *dm)
 {
+	vd_metrics_stop(dm->metrics); /* first: its snapshot reads the devices and pools */
+	dm->metrics = NULL;
 	if (dm->devs) {
 		vd_devices_shutdown(dm->devs);
 		vd_devices_free(dm->devs);

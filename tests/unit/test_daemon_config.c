@@ -140,6 +140,10 @@ static void test_bad_files(void **state)
 	refused("[pool p]\ncolour = red\n", 2, "unknown key 'colour' in a [pool] section");
 	refused("[pool ../etc]\npath = /x\n", 2, "bad pool name '../etc'");
 	refused("[daemon]\nthis is not a key value line\n", 2, "syntax error");
+	refused("[metrics]\nlisten = localhost:9612\n", 2, "[metrics] listen 'localhost:9612' is not ADDRESS:PORT");
+	refused("[metrics]\nlisten = 127.0.0.1:0\n", 2, "is not ADDRESS:PORT");
+	refused("[metrics]\nlisten = 127.0.0.1\n", 2, "is not ADDRESS:PORT");
+	refused("[metrics]\nport = 9612\n", 2, "unknown key 'port' in [metrics]");
 	refused("[pool p]\nsize = 1G\n", 0, "pool 'p' has no path");
 	refused("[pool a]\npath = /srv/x.pool\n[pool b]\npath = /srv/x.pool\n", 0,
 		"pools 'a' and 'b' have the same path /srv/x.pool");
@@ -180,7 +184,7 @@ static void test_shipped_file(void **state)
 	char text[16384] = "", line[512];
 	static const char *const keys[] = {"state_dir", "control_socket", "log_level",
 		"soft_threshold", "default_pool_size", "xcopy_scope", "whole_granule_writes",
-		"group_flush", "path", "size", "extent"};
+		"group_flush", "path", "size", "extent", "listen"};
 	bool seen[sizeof(keys) / sizeof(keys[0])] = {false};
 	while (fgets(line, sizeof(line), f)) {
 		const char *l = line;
@@ -211,6 +215,10 @@ static void test_shipped_file(void **state)
 	assert_int_equal(c.xcopy_scope, d.xcopy_scope);
 	assert_int_equal(c.whole_granule_writes, d.whole_granule_writes);
 	assert_int_equal(c.group_flush, d.group_flush);
+	/* the example's [metrics] listen: an endpoint only where it is set */
+	assert_string_equal(d.metrics_listen, "");
+	assert_string_equal(c.metrics_listen, "127.0.0.1:9612");
+	memset(c.metrics_listen, 0, sizeof(c.metrics_listen));
 	assert_memory_equal(&c, &d, sizeof(c)); /* nothing else differs */
 }
 

@@ -152,7 +152,8 @@ struct vd_notify;
 typedef void (*vd_status_fn)(void *arg, char *buf, size_t len); /* one STATUS line */
 int vd_notify_new(struct vreactor *r, vd_status_fn status, void *arg, struct vd_notify **out);
 void vd_notify_ready(struct vd_notify *n);   /* READY=1, then STATUS/WATCHDOG from a timer */
-void vd_notify_stopping(struct vd_notify *n); /* STOPPING=1 */
+void vd_notify_stopping(struct vd_notify *n); /* STOPPING=1; from then on pings only */
+void vd_notify_service(struct vd_notify *n);  /* main loop: re-arm a timer whose submission failed */
 bool vd_notify_watchdog(const struct vd_notify *n);
 void vd_notify_free(struct vd_notify *n);     /* after vreactor_destroy */
 

@@ -292,6 +292,7 @@ static int loop(struct daemon *dm)
 			vd_dbus_process(dm->bus);
 			arm(dm, vd_dbus_fd(dm->bus), &dm->bus_op, on_bus);
 		}
+		vd_notify_service(dm->notify); /* a timer whose submission failed is armed again */
 		if (dm->metrics_ready) {
 			dm->metrics_ready = false;
 			vd_metrics_service(dm->metrics);
@@ -360,14 +361,18 @@ static int run(struct daemon *dm, bool no_dbus)
 				  "targetcli will not list user:vaai", strerror(-rc));
 	}
 	if (dm->conf.metrics_listen[0]) {
+		err[0] = 0;
 		rc = vd_metrics_start(dm->conf.metrics_listen, metrics_snap, dm, &dm->metrics, err,
 				      sizeof(err));
-		if (rc < 0) {
-			vlog_err(NULL, "%s", err);
-			return 1;
+		if (rc < 0) { /* an optional endpoint: the LUNs are served without it */
+			vlog_err(NULL, "%s: serving without the metrics endpoint",
+				 err[0] ? err : strerror(-rc));
+			dm->metrics = NULL;
+		} else {
+			arm(dm, vd_metrics_fd(dm->metrics), &dm->metrics_op, on_metrics);
+			vlog_info(NULL, "Prometheus metrics on http://%s/metrics",
+				  dm->conf.metrics_listen);
 		}
-		arm(dm, vd_metrics_fd(dm->metrics), &dm->metrics_op, on_metrics);
-		vlog_info(NULL, "Prometheus metrics on http://%s/metrics", dm->conf.metrics_listen);
 	}
 	arm(dm, dm->sig_fd, &dm->sig_op, on_sig);
 	arm(dm, tcmu_nl_fd(dm->nl), &dm->nl_op, on_nl);
@@ -382,6 +387,9 @@ static int run(struct daemon *dm, bool no_dbus)
 			vlog_info(NULL, "systemd watchdog: pinged from the reactor");
 	}
 	rc = loop(dm);
+	/* Whatever ended the loop (a signal, or an error), the STATUS line's sources are
+	 * torn down next: from here the timer only pings the watchdog. */
+	vd_notify_stopping(dm->notify);
 	return rc < 0 ? 1 : 0;
 }
 

@@ -30,6 +30,8 @@ struct vd_notify {
 	void *arg;
 	uint64_t period_ns;
 	bool watchdog, armed, stopping;
+	bool ready; /* READY=1 sent: the timer runs (re-armed by vd_notify_service if its
+		     * submission failed) */
 	struct vio_timer timer;
 };
 
@@ -89,12 +91,19 @@ void vd_notify_ready(struct vd_notify *n)
 	sd_notifyf(0, "READY=1\nSTATUS=%s", line);
 	if (n->watchdog)
 		sd_notify(0, "WATCHDOG=1");
+	n->ready = true;
 	arm(n);
+}
+
+void vd_notify_service(struct vd_notify *n)
+{
+	if (n && n->ready && !n->armed)
+		arm(n);
 }
 
 void vd_notify_stopping(struct vd_notify *n)
 {
-	if (!n)
+	if (!n || n->stopping)
 		return;
 	n->stopping = true;
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: in-flight commands complete, pools are "

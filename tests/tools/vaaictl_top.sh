@@ -4,7 +4,8 @@
 # answer (fake_vaaid_stats.py): the screen shows the pool's use and LUN ds1's
 # rates (commands/s, MB/s, CLONE/s, ATS/s, ZERO/s, DEL/s, FAIL/s, latency 0.50
 # ms), no line wider than 80 columns; when the daemon goes away the screen says
-# so; q quits (exit 0). Everything started is stopped by its PID.
+# so, and when it takes the connection but never answers (a hung reactor) too,
+# after 5 s; q quits (exit 0) even then. Everything started is stopped by its PID.
 # Usage: vaaictl_top.sh VAAICTL TMPDIR
 set -euo pipefail
 CTL=${1:?usage: vaaictl_top.sh VAAICTL TMPDIR}
@@ -50,11 +51,28 @@ awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$D/screen" || fail "a line w
 kill "$fake"; wait "$fake" 2>/dev/null || true; fake=""
 for _ in $(seq 1 30); do
 	shot
-	grep -q 'vaaid does not answer: cannot reach vaaid' "$D/screen" && break
+	grep -q '^cannot reach vaaid' "$D/screen" && break
 	sleep 0.2
 done
-grep -q 'vaaid does not answer: cannot reach vaaid' "$D/screen" || fail "no word of the daemon gone"
+grep -q 'vaaid does not answer:$' "$D/screen" && grep -q '^cannot reach vaaid' "$D/screen" ||
+	fail "no word of the daemon gone"
+# a daemon that takes the connection and never answers (a hung reactor): top says
+# so after its 5 s wait, and q still ends it
+rm -f "$SOCK"
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+c = []
+while True:
+    c.append(s.accept()[0])' "$SOCK" & fake=$!
+for _ in $(seq 1 100); do
+	shot
+	grep -q '^no answer from vaaid within 5000 ms' "$D/screen" && break
+	sleep 0.2
+done
+grep -q '^no answer from vaaid within 5000 ms' "$D/screen" ||
+	fail "no word of a daemon that does not answer"
+awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$D/screen" || fail "a line wider than 80 columns"
 "${TM[@]}" send-keys -t top q
-for _ in $(seq 1 50); do [ -s "$D/exit" ] && break; sleep 0.1; done
+for _ in $(seq 1 100); do [ -s "$D/exit" ] && break; sleep 0.1; done
 [ "$(cat "$D/exit" 2>/dev/null)" = 0 ] || fail "q did not end vaaictl top with 0 (exit: $(cat "$D/exit" 2>/dev/null))"
 echo "vaaictl_top: ok ($row)"

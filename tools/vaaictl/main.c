@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -28,7 +29,8 @@
 #include "print.h"
 #include "top.h"
 
-static int request(const char *sock, const char *line, json_object **out, char *why, size_t wl)
+static int request(const char *sock, const char *line, json_object **out, char *why, size_t wl,
+		   unsigned timeout_ms)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	*out = NULL;
@@ -38,6 +40,11 @@ static int request(const char *sock, const char *line, json_object **out, char *
 	}
 	memcpy(sa.sun_path, sock, strlen(sock) + 1); /* length checked above */
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && timeout_ms) { /* connect, send and receive give up after it */
+		struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		snprintf(why, wl, "cannot reach vaaid at %s: %s (is vaaid running? are you root?)", sock,
 			 strerror(errno));
@@ -66,6 +73,12 @@ static int request(const char *sock, const char *line, json_object **out, char *
 			buf = nb;
 		}
 		ssize_t n = read(fd, buf + got, cap - got - 1);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			snprintf(why, wl, "no answer from vaaid within %u ms", timeout_ms);
+			free(buf);
+			close(fd);
+			return 3;
+		}
 		if (n <= 0)
 			break;
 		got += (size_t)n;
@@ -96,7 +109,7 @@ int main(int argc, char **argv)
 		return vaaictl_top(&q, request);
 	json_object *ans = NULL;
 	char why[512];
-	rc = request(q.sock, q.line, &ans, why, sizeof(why));
+	rc = request(q.sock, q.line, &ans, why, sizeof(why), 0);
 	if (rc) {
 		fprintf(stderr, "vaaictl: %s\n", why);
 		return rc;

@@ -154,13 +154,17 @@ int vaaictl_top(const struct vaaictl_req *q, vaaictl_fetch_fn fetch)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) /* nothing would read them: let them end vaaictl as usual */
+		sigprocmask(SIG_UNBLOCK, &mask, NULL);
 	json_object *prev = NULL;
 	uint64_t t_prev = 0;
 	bool quit = false, stdin_open = true;
 	while (!quit) {
 		json_object *cur = NULL;
 		char why[256] = "";
-		int rc = fetch(q->sock, "stats", &cur, why, sizeof(why));
+		/* a daemon that does not answer within 5 s is shown as such; keys and
+		 * signals are looked at again after at most that long */
+		int rc = fetch(q->sock, "stats", &cur, why, sizeof(why), 5000);
 		uint64_t t = now_ns();
 		char clock[16];
 		time_t wall = time(NULL);
@@ -174,7 +178,7 @@ int vaaictl_top(const struct vaaictl_req *q, vaaictl_fetch_fn fetch)
 			prev = cur;
 			t_prev = t;
 		} else {
-			printf("vaaictl top  %s  vaaid does not answer: %s\n", clock, why);
+			printf("vaaictl top  %s  vaaid does not answer:\n%.80s\n", clock, why);
 			json_object_put(cur);
 		}
 		fflush(stdout);
@@ -190,9 +194,9 @@ int vaaictl_top(const struct vaaictl_req *q, vaaictl_fetch_fn fetch)
 			if (pf[0].revents) {
 				char c;
 				ssize_t r = read(STDIN_FILENO, &c, 1);
-				if (r == 0 && !tty)
-					stdin_open = false; /* input ended: go on until a signal */
-				else if (r == 1 && (c == 'q' || c == 'Q'))
+				if (r <= 0 || (pf[0].revents & POLLNVAL))
+					stdin_open = false; /* input ended or broken: a signal ends top */
+				else if (c == 'q' || c == 'Q')
 					quit = true;
 			}
 		}

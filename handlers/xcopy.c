@@ -62,7 +62,9 @@ struct xcopy {
 	struct xc_run {
 		struct xcopy *x;
 		struct vvol *sv, *dv;
-		struct scsi_lun *sl, *dl; /* their LUNs (the counters: lun_stats.h) */
+		/* their CSCDs: the LUNs are looked up again when the segment is done (the
+		 * counters, lun_stats.h), as a peer LUN may have gone meanwhile */
+		uint16_t src, dst;
 		uint64_t so, dO, len; /* bytes */
 	} run[XCOPY_MAX_SEGMENTS];
 	unsigned nok;      /* segments before the first that fails its checks */
@@ -315,7 +317,7 @@ static uint16_t xc_check(struct xcopy *x, unsigned i, struct xc_run *r)
 	if (!xc_range_ok(x, "source", sl, s->slba, bytes / sbs) ||
 	    !xc_range_ok(x, "destination", dl, s->dlba, bytes / dbs))
 		return ASC_COPY_TARGET_NOT_REACHABLE;
-	*r = (struct xc_run){.sv = sl->vol, .dv = dl->vol, .sl = sl, .dl = dl, .so = s->slba * sbs,
+	*r = (struct xc_run){.sv = sl->vol, .dv = dl->vol, .src = s->src, .dst = s->dst, .so = s->slba * sbs,
 			     .dO = s->dlba * dbs, .len = bytes};
 	return 0;
 }
@@ -362,8 +364,11 @@ static void xc_seg_done(void *arg, int res)
 		x->err = res;
 	if (res >= 0) {
 		x->bytes += r->len;
-		r->sl->stats.xcopy_src_bytes += r->len;
-		r->dl->stats.xcopy_dst_bytes += r->len;
+		struct scsi_lun *sl = xc_resolve(x, r->src), *dl = xc_resolve(x, r->dst);
+		if (sl)
+			sl->stats.xcopy_src_bytes += r->len;
+		if (dl)
+			dl->stats.xcopy_dst_bytes += r->len;
 	}
 	if (--x->pending == 0)
 		xc_settle(x);

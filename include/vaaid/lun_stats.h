@@ -6,8 +6,10 @@
  * How this works: every command dispatched to a LUN is timed from
  * scsi_dispatch() to its completion (handlers/lun_stats.c puts a trampoline in
  * front of the transport's done callback) and counted there by kind: a
- * success (GOOD) or a failure (anything else; TASK SET FULL included), the
- * bytes a successful command moved, its latency into a histogram. What only a
+ * success (GOOD) or a failure (anything else), the
+ * bytes a successful command moved, its latency into a histogram (what the
+ * transport answers without dispatching -- TASK SET FULL when a command cannot
+ * be allocated, a malformed ring entry -- is not counted). What only a
  * handler knows it reports into cmd->acct before completing (a WRITE SAME of
  * zeros, UNMAP's descriptors and bytes, EXTENDED COPY's bytes); EXTENDED COPY
  * also counts the bytes on the LUNs the data comes from and goes to. What the

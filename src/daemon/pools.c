@@ -277,8 +277,9 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 		return -EINVAL;
 	}
 	/* pools.conf records it as "path = PATH": its reader (inih) strips white space
-	 * such as \v and \f and cuts at " ;", so the pool would be looked for elsewhere
-	 * at the next start. */
+	 * such as \v and \f, so the pool would be looked for elsewhere at the next
+	 * start. (It also cuts a value at " ;": a path cannot hold a space here, as the
+	 * control socket's words are split at spaces.) */
 	for (const char *c = path; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
 			snprintf(err, errlen, "pool path may not contain control characters");

@@ -240,7 +240,7 @@ int fuzz_make_seeds(const char *dir)
 	uint8_t sc[10] = {0x35};
 	put_cmd(&s, 0, sc, 10, NULL, 0, 0, 0);
 	SEED("spc");
-	/* VERIFY and WRITE AND VERIFY (SBC-4 5.29-5.34): BYTCHK 0 (medium only), 1 (a matching
+	/* VERIFY (SBC-4 5.34, 5.35) and WRITE AND VERIFY (5.45, 5.46): BYTCHK 0 (medium only), 1 (a matching
 	 * and a miscomparing data-out), 3 (one block against each); WRITE AND VERIFY(10)/(16) */
 	sb_rw16_cdb(cdb, 0x8A, 64, 16);
 	put_cmd(&s, 0x02, cdb, 16, pat, 0x8000 | 16, 16, 0);
@@ -279,7 +279,7 @@ int fuzz_make_seeds(const char *dir)
 		put_cmd(&s, 0, ro, 12, NULL, 0, 0, 64);
 	}
 	SEED("report-supported-opcodes");
-	/* LOG SENSE (SPC-4 6.6): supported pages, supported subpages, the LBP page (SBC-4 6.4.6)
+	/* LOG SENSE (SPC-4 6.8): supported pages, supported subpages, the LBP page (SBC-4 6.4.6)
 	 * current and cumulative values, an unsupported page; INQUIRY: every VPD page, a page
 	 * vaaid lacks, EVPD 0 with a page code */
 	static const uint8_t logs[][2] = {{0x40, 0x00}, {0x40, 0xFF}, {0x4C, 0x00}, {0x0C, 0x00},

@@ -166,6 +166,10 @@ void vpool_get_diag(const struct vpool *p, struct vpool_diag *out);
 /* The accounting as JSON (src/pool/stats_json.c); the caller json_object_put()s it. */
 typedef struct json_object json_object;
 json_object *vpool_stats_json(const struct vpool *p);
+/* The pool's counters since it was opened (journal, checkpoints, the stores' I/O):
+ * `stats` of the control socket and of vaai-sim put it in the pool object as
+ * "counters" (vpool_stats_json leaves it out: `status` keeps its shape). */
+json_object *vpool_counters_json(const struct vpool *p);
 struct vblk *vpool_dev(const struct vpool *p);
 /*
  * Soft threshold (SBC-4 4.7.3.7): cb(arg, true) when the pool's used bytes reach

@@ -75,8 +75,10 @@ struct json_object *vd_control_stats(const struct vd_control_env *c, char **tok,
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "name", json_object_new_string(vp->name));
 		json_object *ps = vpool_stats_json(vp->pool), *pool;
-		if (json_object_object_get_ex(ps, "pool", &pool))
+		if (json_object_object_get_ex(ps, "pool", &pool)) {
+			json_object_object_add(pool, "counters", vpool_counters_json(vp->pool));
 			json_object_object_add(o, "pool", json_object_get(pool));
+		}
 		json_object_put(ps);
 		json_object_object_add(o, "luns", json_object_new_uint64(nluns[k]));
 		json_object_object_add(o, "lun_sum", vaai_lun_stats_json(&sum[k]));

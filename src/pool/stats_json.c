@@ -31,6 +31,22 @@ static json_object *io_json(const struct vblk_stats *io)
 	return o;
 }
 
+json_object *vpool_counters_json(const struct vpool *p)
+{
+	struct vpool_stats st;
+	vpool_get_stats(p, &st);
+	json_object *cj = json_object_new_object();
+	json_object_object_add(cj, "journal_commits", json_object_new_uint64(st.journal_commits));
+	json_object_object_add(cj, "journal_records", json_object_new_uint64(st.journal_records));
+	json_object_object_add(cj, "journal_bytes", json_object_new_uint64(st.journal_bytes));
+	json_object_object_add(cj, "checkpoints", json_object_new_uint64(st.checkpoints));
+	json_object_object_add(cj, "checkpoint_ns", json_object_new_uint64(st.checkpoint_ns));
+	json_object_object_add(cj, "store_io", io_json(&st.store_io));
+	if (st.journal_file)
+		json_object_object_add(cj, "journal_io", io_json(&st.journal_io));
+	return cj;
+}
+
 json_object *vpool_stats_json(const struct vpool *p)
 {
 	struct vpool_stats st;
@@ -44,16 +60,6 @@ json_object *vpool_stats_json(const struct vpool *p)
 	json_object_object_add(pj, "free", json_object_new_uint64(st.free));
 	json_object_object_add(pj, "sharing_savings", json_object_new_uint64(st.sharing_savings));
 	json_object_object_add(pj, "hydrating", json_object_new_uint64(st.hydrating));
-	json_object *cj = json_object_new_object(); /* counters since the pool was opened */
-	json_object_object_add(cj, "journal_commits", json_object_new_uint64(st.journal_commits));
-	json_object_object_add(cj, "journal_records", json_object_new_uint64(st.journal_records));
-	json_object_object_add(cj, "journal_bytes", json_object_new_uint64(st.journal_bytes));
-	json_object_object_add(cj, "checkpoints", json_object_new_uint64(st.checkpoints));
-	json_object_object_add(cj, "checkpoint_ns", json_object_new_uint64(st.checkpoint_ns));
-	json_object_object_add(cj, "store_io", io_json(&st.store_io));
-	if (st.journal_file)
-		json_object_object_add(cj, "journal_io", io_json(&st.journal_io));
-	json_object_object_add(pj, "counters", cj);
 	json_object_object_add(o, "pool", pj);
 	json_object *vols = json_object_new_array();
 	for (unsigned i = 0; i < vpool_volume_count(p); i++) {

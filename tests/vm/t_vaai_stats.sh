@@ -14,7 +14,7 @@
 # compared. The kernel reads the disks by itself, so READ and "other" are not.)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh 2 1G)
+mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh 2 2G) # (the size the other tests give vol0, vol1)
 read -r _ sg0 _ _ <<<"${L[0]}"
 read -r _ sg1 _ _ <<<"${L[1]}"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT

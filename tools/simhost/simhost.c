@@ -990,7 +990,9 @@ int simhost_pool_stats(struct simhost *h, struct vpool_stats *st)
 char *simhost_stats_json(struct simhost *h)
 {
 	engine_stop(h);
-	json_object *o = vpool_stats_json(h->pool);
+	json_object *o = vpool_stats_json(h->pool), *pj;
+	if (json_object_object_get_ex(o, "pool", &pj))
+		json_object_object_add(pj, "counters", vpool_counters_json(h->pool));
 	char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	engine_start(h);

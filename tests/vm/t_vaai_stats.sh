@@ -18,6 +18,9 @@ mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh 2 2G) # (the size the other tests
 read -r _ sg0 _ _ <<<"${L[0]}"
 read -r _ sg1 _ _ <<<"${L[1]}"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+# the block the COMPARE AND WRITEs start from holds zeros, whatever earlier tests
+# wrote there (before the first snapshot: not in the differences)
+sg_dd if=/dev/zero of="$sg0" bs=512 seek=100000 count=1 2>/dev/null || die "zeroing LBA 100000"
 "$VAAICTL" --json stats default >"$work/before" || die "vaaictl stats (before): $(cat "$work/before")"
 
 sg_dd if=/dev/urandom of="$sg0" bs=512 bpt=2048 count=8192 oflag=sgio 2>/dev/null || die "sg_dd write"

@@ -21,6 +21,17 @@ static const char *const kind_name[VSTAT_KINDS] = {
 	[VSTAT_OTHER] = "other",
 };
 
+static const char *const ua_name[VSTAT_UAS] = {
+	[VSTAT_UA_CAPACITY_CHANGED] = "capacity_changed",
+	[VSTAT_UA_MODE_CHANGED] = "mode_changed",
+	[VSTAT_UA_INQUIRY_CHANGED] = "inquiry_changed",
+	[VSTAT_UA_THRESHOLD] = "threshold",
+	[VSTAT_UA_OTHER] = "other",
+};
+
+const char *vstat_kind_name(enum vstat_kind k) { return k < VSTAT_KINDS ? kind_name[k] : "?"; }
+const char *vstat_ua_name(enum vstat_ua u) { return u < VSTAT_UAS ? ua_name[u] : "?"; }
+
 static void put(json_object *o, const char *k, uint64_t v)
 {
 	json_object_object_add(o, k, json_object_new_uint64(v));
@@ -73,11 +84,8 @@ json_object *vaai_lun_stats_json(const struct vaai_lun_stats *st)
 	json_object_object_add(o, "unmap", um);
 	put(o, "out_of_space", st->out_of_space);
 	json_object *ua = json_object_new_object();
-	put(ua, "capacity_changed", st->ua_posted[VSTAT_UA_CAPACITY_CHANGED]);
-	put(ua, "mode_changed", st->ua_posted[VSTAT_UA_MODE_CHANGED]);
-	put(ua, "inquiry_changed", st->ua_posted[VSTAT_UA_INQUIRY_CHANGED]);
-	put(ua, "threshold", st->ua_posted[VSTAT_UA_THRESHOLD]);
-	put(ua, "other", st->ua_posted[VSTAT_UA_OTHER]);
+	for (unsigned u = 0; u < VSTAT_UAS; u++)
+		put(ua, ua_name[u], st->ua_posted[u]);
 	json_object_object_add(o, "unit_attentions", ua);
 	put(o, "inflight", st->inflight);
 	put(o, "inflight_max", st->inflight_max);

@@ -100,6 +100,9 @@ struct scsi_cmd;
 void vstat_begin(struct scsi_cmd *cmd);
 /* sum += st (a pool's sum of its LUNs; inflight_max: the largest of them). */
 void vaai_lun_stats_add(struct vaai_lun_stats *sum, const struct vaai_lun_stats *st);
+/* The names of a kind and of a unit attention in every view (JSON keys, labels). */
+const char *vstat_kind_name(enum vstat_kind k);
+const char *vstat_ua_name(enum vstat_ua u);
 /* The counters as a JSON object (handlers/lun_stats_json.c; the caller owns it). */
 struct json_object;
 struct json_object *vaai_lun_stats_json(const struct vaai_lun_stats *st);

@@ -14,13 +14,6 @@
 
 #include "vaaid/metrics.h"
 
-static const char *const kind_name[VSTAT_KINDS] = {
-	"read", "write", "verify", "sync", "xcopy", "caw", "write_same", "unmap", "get_lba_status",
-	"other",
-};
-static const char *const ua_name[VSTAT_UAS] = {"capacity_changed", "mode_changed",
-					       "inquiry_changed", "threshold", "other"};
-
 /* A label value: \, " and newline escaped. */
 static void esc(FILE *f, const char *s)
 {
@@ -82,21 +75,21 @@ static void latency(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 					fprintf(f, "%s_bucket{", name);
 					lun_labels(f, &luns[i]);
 					fprintf(f, ",kind=\"%s\",result=\"%s\",le=\"%.9g\"} %llu\n",
-						kind_name[k], res,
+						vstat_kind_name(k), res,
 						(double)(1ull << (b + VSTAT_LAT_SHIFT)) / 1e9,
 						(unsigned long long)cum);
 				}
 				fprintf(f, "%s_bucket{", name);
 				lun_labels(f, &luns[i]);
-				fprintf(f, ",kind=\"%s\",result=\"%s\",le=\"+Inf\"} %llu\n", kind_name[k], res,
+				fprintf(f, ",kind=\"%s\",result=\"%s\",le=\"+Inf\"} %llu\n", vstat_kind_name(k), res,
 					(unsigned long long)lat->count);
 				fprintf(f, "%s_sum{", name);
 				lun_labels(f, &luns[i]);
-				fprintf(f, ",kind=\"%s\",result=\"%s\"} %.9f\n", kind_name[k], res,
+				fprintf(f, ",kind=\"%s\",result=\"%s\"} %.9f\n", vstat_kind_name(k), res,
 					(double)lat->sum_ns / 1e9);
 				fprintf(f, "%s_count{", name);
 				lun_labels(f, &luns[i]);
-				fprintf(f, ",kind=\"%s\",result=\"%s\"} %llu\n", kind_name[k], res,
+				fprintf(f, ",kind=\"%s\",result=\"%s\"} %llu\n", vstat_kind_name(k), res,
 					(unsigned long long)lat->count);
 			}
 }
@@ -107,15 +100,15 @@ static void lun_metrics(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 	head(f, "vaaid_commands_total", "counter",
 	     "SCSI commands answered, by kind and result (ok: GOOD; failed: anything else).");
 	for (unsigned k = 0; k < VSTAT_KINDS; k++) {
-		snprintf(extra, sizeof(extra), ",kind=\"%s\",result=\"ok\"", kind_name[k]);
+		snprintf(extra, sizeof(extra), ",kind=\"%s\",result=\"ok\"", vstat_kind_name(k));
 		PER_LUN(f, luns, n, "vaaid_commands_total", extra, st->cmd[k].ok);
-		snprintf(extra, sizeof(extra), ",kind=\"%s\",result=\"failed\"", kind_name[k]);
+		snprintf(extra, sizeof(extra), ",kind=\"%s\",result=\"failed\"", vstat_kind_name(k));
 		PER_LUN(f, luns, n, "vaaid_commands_total", extra, st->cmd[k].failed);
 	}
 	head(f, "vaaid_command_bytes_total", "counter",
 	     "Bytes the commands answered GOOD moved, by kind.");
 	for (unsigned k = 0; k < VSTAT_KINDS; k++) {
-		snprintf(extra, sizeof(extra), ",kind=\"%s\"", kind_name[k]);
+		snprintf(extra, sizeof(extra), ",kind=\"%s\"", vstat_kind_name(k));
 		PER_LUN(f, luns, n, "vaaid_command_bytes_total", extra, st->cmd[k].bytes);
 	}
 	latency(f, luns, n);
@@ -147,7 +140,7 @@ static void lun_metrics(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 	PER_LUN(f, luns, n, "vaaid_out_of_space_total", "", st->out_of_space);
 	head(f, "vaaid_unit_attentions_total", "counter", "Unit attention conditions posted.");
 	for (unsigned u = 0; u < VSTAT_UAS; u++) {
-		snprintf(extra, sizeof(extra), ",condition=\"%s\"", ua_name[u]);
+		snprintf(extra, sizeof(extra), ",condition=\"%s\"", vstat_ua_name(u));
 		PER_LUN(f, luns, n, "vaaid_unit_attentions_total", extra, st->ua_posted[u]);
 	}
 	head(f, "vaaid_commands_in_flight", "gauge", "Commands taken and not yet answered.");

@@ -23,6 +23,7 @@ struct vd_metrics_lun {
 struct vd_metrics_pool {
 	const char *name;
 	unsigned luns;
+	uint64_t soft_threshold; /* used bytes at which LUNs get 38h/07h (0: none) */
 	struct vpool_stats stats;
 };
 

@@ -26,6 +26,7 @@
 
 #include "vaaid/daemon.h"
 #include "vaaid/dbus.h"
+#include "vaaid/lun.h"
 #include "vaaid/metrics.h"
 #include "vaaid/control.h"
 #include "vaaid/tcmu_nl.h"
@@ -239,6 +240,8 @@ static char *metrics_snap(void *arg, size_t *len)
 		for (unsigned i = 0; i < dm->pools.n; i++) {
 			pools[i].name = dm->pools.p[i].name;
 			vpool_get_stats(dm->pools.p[i].pool, &pools[i].stats);
+			pools[i].soft_threshold = vaaid_soft_threshold_bytes(dm->pools.p[i].pool,
+									     dm->conf.soft_threshold);
 			for (unsigned j = 0; j < k; j++)
 				pools[i].luns += !strcmp(luns[j].pool, pools[i].name);
 		}

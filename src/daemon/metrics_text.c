@@ -180,6 +180,9 @@ static void pool_metrics(FILE *f, const struct vd_metrics_pool *pools, size_t n)
 		PER_POOL(f, pools, n, gauges[g].name, "",
 			 *(const uint64_t *)((const char *)ps + gauges[g].off));
 	}
+	head(f, "vaaid_pool_soft_threshold_bytes", "gauge",
+	     "Used bytes at which the pool's LUNs report the soft threshold (38h/07h); 0: none.");
+	PER_POOL(f, pools, n, "vaaid_pool_soft_threshold_bytes", "", pools[i_].soft_threshold);
 	head(f, "vaaid_pool_luns", "gauge", "LUNs served from the pool.");
 	for (size_t i = 0; i < n; i++) {
 		fputs("vaaid_pool_luns{pool=\"", f);

@@ -71,6 +71,7 @@ static void fill(void)
 	pool.luns = 1;
 	pool.stats.capacity = 1000;
 	pool.stats.used = 250;
+	pool.soft_threshold = 800;
 	pool.stats.journal_commits = 12;
 	pool.stats.checkpoint_ns = 1500000000;
 	pool.stats.store_io.write_ops = 7;
@@ -145,6 +146,7 @@ static void test_format(void **state)
 				  ",kind=\"caw\",result=\"ok\"} 3\n"));
 	assert_non_null(strstr(t, "vaaid_pool_used_bytes{pool=\"default\"} 250\n"));
 	assert_non_null(strstr(t, "vaaid_pool_luns{pool=\"default\"} 1\n"));
+	assert_non_null(strstr(t, "vaaid_pool_soft_threshold_bytes{pool=\"default\"} 800\n"));
 	assert_non_null(strstr(t, "vaaid_pool_journal_commits_total{pool=\"default\"} 12\n"));
 	assert_non_null(strstr(t, "vaaid_pool_checkpoint_seconds_total{pool=\"default\"} 1.500000000\n"));
 	assert_non_null(strstr(t, "vaaid_pool_io_operations_total{pool=\"default\",store=\"data\","

@@ -23,8 +23,14 @@ vaaid_pid() { # the recorded vaaid if it is alive (and still a vaaid), else noth
 	return 0
 }
 
-launch_vaaid() { # start a vaaid in the background and record its PID
-	"$VAAID" --state-dir "$STATE" >>"$OUT/vaaid.log" 2>&1 &
+# The configuration guest-start-services started vaaid with (its Prometheus
+# endpoint, tests/vm/t_vaai_stats.sh): a restart serves the same.
+VAAID_CONFIG_PATHFILE=/run/vaaid-vm.config
+launch_vaaid() { # start a vaaid in the background (with that configuration) and record its PID
+	local conf=() c
+	c=$(cat "$VAAID_CONFIG_PATHFILE" 2>/dev/null) || true
+	[ -n "$c" ] && conf=(--config "$c")
+	"$VAAID" "${conf[@]}" --state-dir "$STATE" >>"$OUT/vaaid.log" 2>&1 &
 	echo $! >"$VAAID_PIDFILE"
 }
 

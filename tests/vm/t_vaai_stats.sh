@@ -101,4 +101,37 @@ for path, value in [("commands.caw.ok", 3), ("commands.xcopy.ok", 2), ("commands
     want(ds, path, value)
 print("ok")
 PY
-log "vaaictl stats: every primitive's commands, failures and bytes counted exactly (vol0, vol1, the pool's sum)"
+# The same counters through the Prometheus endpoint ([metrics] listen =
+# 127.0.0.1:9612, scripts/vm/guest-start-services): equal to vaaictl stats'
+# (the ones the kernel's own reads cannot move in between)
+python3 - "$work/after" <<'PY' || die "the Prometheus endpoint disagrees with vaaictl stats"
+import json, re, sys, urllib.request
+a = json.load(open(sys.argv[1]))
+r = urllib.request.urlopen("http://127.0.0.1:9612/metrics", timeout=30)
+assert r.status == 200 and r.headers["Content-Type"].startswith("text/plain; version=0.0.4"), r.headers
+text = r.read().decode()
+def sample(name, vol, extra=""):
+    m = re.search(r'^%s\{pool="default",volume="%s",naa="[0-9a-f]{32}"%s\} (\S+)$'
+                  % (re.escape(name), vol, re.escape(extra)), text, re.M)
+    assert m, ("no sample", name, vol, extra)
+    return float(m.group(1))
+for vol in ("vol0", "vol1"):
+    st = [l for l in a["luns"] if l["volume"] == vol][0]["stats"]
+    c = st["commands"]
+    checks = [(("vaaid_caw_miscompares_total", vol), st["caw"]["miscompares"]),
+              (("vaaid_commands_total", vol, ',kind="caw",result="ok"'), c["caw"]["ok"]),
+              (("vaaid_commands_total", vol, ',kind="xcopy",result="failed"'), c["xcopy"]["failed"]),
+              (("vaaid_command_bytes_total", vol, ',kind="xcopy"'), c["xcopy"]["bytes"]),
+              (("vaaid_xcopy_bytes_total", vol, ',side="source"'), st["xcopy"]["src_bytes"]),
+              (("vaaid_xcopy_bytes_total", vol, ',side="destination"'), st["xcopy"]["dst_bytes"]),
+              (("vaaid_write_same_total", vol, ',data="zero"'), st["write_same"]["zero"]),
+              (("vaaid_unmap_bytes_total", vol), st["unmap"]["bytes"]),
+              (("vaaid_command_latency_seconds_count", vol, ',kind="caw",result="failed"'),
+               c["caw"]["latency_failed"]["count"])]
+    for args, want in checks:
+        got = sample(*args)
+        assert got == want, (args, got, want)
+assert re.search(r'^vaaid_pool_luns\{pool="default"\} [1-9]', text, re.M), "pool gauge"
+print("ok")
+PY
+log "vaaictl stats: every primitive's commands, failures and bytes counted exactly (vol0, vol1, the pool's sum); the Prometheus endpoint agrees"

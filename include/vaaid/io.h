@@ -27,6 +27,7 @@
 #ifndef VAAID_IO_H
 #define VAAID_IO_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -153,6 +154,9 @@ struct vblk_ops {
 	/* Grow the device to new_size bytes (synchronous; control path only). */
 	int (*grow)(struct vblk *b, uint64_t new_size);
 	void (*close)(struct vblk *b);
+	/* Give [off, off+len) back to the store (it reads zeros afterwards); NULL: the
+	 * store cannot (vblk_discard answers -EOPNOTSUPP). */
+	int (*discard)(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op);
 };
 
 struct vblk {
@@ -181,6 +185,10 @@ static inline int vblk_flush(struct vblk *b, struct vio_op *op) { return b->ops-
 static inline int vblk_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
 {
 	return b->ops->allocate(b, off, len, op);
+}
+static inline int vblk_discard(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
+{
+	return b->ops->discard ? b->ops->discard(b, off, len, op) : -EOPNOTSUPP;
 }
 /*
  * Close a device with none of its operations in flight, or after destroying
@@ -326,5 +334,27 @@ struct vblk_crashsim_fault_stats {
 	uint64_t injected;         /* sectors VBLK_CS_INJECT_GARBAGE overwrote */
 };
 void vblk_crashsim_fault_stats(const struct vblk *b, struct vblk_crashsim_fault_stats *st);
+
+/*
+ * vblk_rbd (src/io/vblk_rbd.c): a Ceph RBD image, spec "rbd:POOL/IMAGE", through
+ * librbd's asynchronous API; completions come back on the reactor (librbd
+ * signals an eventfd the reactor polls). conf NULL or fields NULL: librados'
+ * defaults (CEPH_CONF, client "admin", the configuration's keyring).
+ * create_size > 0 creates the image (-EEXIST if it exists); 0 opens it. The
+ * image's exclusive lock is taken at open: an image another client holds
+ * fails with -EBUSY (no automatic lock transitions). librbd's cache is off, so a
+ * write is durable (on the OSDs) when librbd acknowledges it: VBLK_DSYNC adds
+ * nothing, flush is librbd's. A build without librbd answers -EPROTONOSUPPORT.
+ */
+struct vblk_rbd_conf {
+	const char *conf_path; /* ceph.conf */
+	const char *client_id; /* "admin" for client.admin */
+	const char *keyring;
+};
+bool vblk_rbd_spec(const char *path); /* path names an RBD image ("rbd:" ...) */
+int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		  uint64_t create_size, struct vblk **out);
+/* Remove the image of spec (tests, and `pool create` undoing itself); -ENOENT if none. */
+int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf);
 
 #endif

@@ -1,0 +1,432 @@
+/*
+ * vblk_rbd: a pool's store on a Ceph RBD image, through librbd's asynchronous
+ * API (issue 26; the contract of include/vaaid/io.h).
+ *
+ * How this works:
+ *   - Open: a rados_t of its own (ceph.conf, client id, keyring; librbd's cache
+ *     off, so librbd acknowledges a write only once the OSDs have it), the
+ *     pool's I/O context, the image (created first when asked), then the
+ *     image's exclusive lock (rbd_lock_acquire): the store has one writer, and
+ *     a lock held by another client fails the open with -EBUSY at once. Taking
+ *     the lock explicitly also turns librbd's automatic lock transitions off:
+ *     another client's I/O does not move the lock away (tcmu-runner #341).
+ *   - Completions: librbd finishes operations on its own threads. Each one is
+ *     queued inside librbd for this image and signals an eventfd
+ *     (rbd_set_image_notification); the reactor polls that eventfd (one-shot,
+ *     armed only while operations are in flight, so a device with nothing in
+ *     flight holds nothing in the reactor and can be closed after the reactor
+ *     is gone); its callback resets the eventfd first, then takes every
+ *     finished completion (rbd_poll_io_events) and runs the callers'
+ *     callbacks on the reactor's thread. A completion finishing after the
+ *     reset signals the eventfd again, so none is missed.
+ *   - A request (struct rreq) holds the caller's op and a copy of the iovec
+ *     array (the caller's may be gone before librbd reads it); it is freed
+ *     before the caller's callback runs. Reads and writes complete with their
+ *     full length or -errno; flush and discard with 0.
+ *   - Fencing: once another gateway broke the lock and blocklisted this
+ *     client, every operation fails with -ESHUTDOWN (Ceph's EBLOCKLISTED);
+ *     the pool then fails (a journal write that fails marks it failed) and
+ *     acknowledges nothing more.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+
+#include "vaaid/io.h"
+#include "vaaid/rbd_spec.h"
+#include "vaaid/util.h"
+
+struct rdev {
+	struct vblk b;
+	rados_t cluster;
+	rados_ioctx_t io;
+	rbd_image_t img;
+	int efd;
+	bool armed;        /* the eventfd's poll is in the reactor */
+	uint64_t inflight; /* operations whose callback has not run */
+	struct vio_op poll_op;
+	char name[sizeof("rbd:") + sizeof(((struct vblk_rbd_name *)0)->pool) +
+		  sizeof(((struct vblk_rbd_name *)0)->image)];
+};
+
+enum rreq_kind { RREQ_READ, RREQ_WRITE, RREQ_FLUSH, RREQ_DISCARD };
+
+struct rreq {
+	struct rdev *d;
+	struct vio_op *user;
+	enum rreq_kind kind;
+	unsigned flags;
+	uint64_t total;
+	uint64_t t_sub;
+	struct iovec iov[];
+};
+
+static struct rdev *to_rdev(struct vblk *b) { return (struct rdev *)b; }
+
+/* ------------------------------------------------------------- completion */
+
+static void rreq_complete(struct rreq *q, ssize_t ret)
+{
+	struct rdev *d = q->d;
+	struct vio_op *user = q->user;
+	int res = ret < 0 ? (int)ret : 0;
+	if (res == 0 && (q->kind == RREQ_READ || q->kind == RREQ_WRITE))
+		res = q->total > (uint64_t)INT32_MAX ? 0 : (int)q->total;
+	if (ret >= 0 && q->kind == RREQ_READ) {
+		d->b.stats.bytes_read += q->total;
+		d->b.stats.read_ns += vclock_ns() - q->t_sub;
+	}
+	if (ret >= 0 && q->kind == RREQ_WRITE) {
+		d->b.stats.bytes_written += q->total;
+		d->b.stats.write_ns += vclock_ns() - q->t_sub;
+		if (q->flags & VBLK_META)
+			d->b.stats.meta_bytes_written += q->total;
+	}
+	d->inflight--;
+	free(q);
+	user->cb(user->arg, res);
+}
+
+static void arm(struct rdev *d);
+
+static void efd_ready(void *arg, int res)
+{
+	struct rdev *d = arg;
+	d->armed = false;
+	(void)res; /* an error (none expected) is treated as a wake-up: poll anyway */
+	uint64_t v;
+	if (read(d->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		vlog_warn(d->name, "reading the completion eventfd: %s", strerror(errno));
+	rbd_completion_t done[32];
+	int n;
+	while ((n = rbd_poll_io_events(d->img, done, 32)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct rreq *q = rbd_aio_get_arg(done[i]);
+			ssize_t ret = rbd_aio_get_return_value(done[i]);
+			rbd_aio_release(done[i]);
+			rreq_complete(q, ret);
+		}
+	}
+	arm(d);
+}
+
+/* The eventfd's poll, while something is in flight (see the top of this file). */
+static void arm(struct rdev *d)
+{
+	if (d->armed || d->inflight == 0)
+		return;
+	vio_op_init(&d->poll_op, efd_ready, d);
+	int rc = vreactor_poll_fd(d->b.reactor, d->efd, &d->poll_op);
+	if (rc < 0) { /* no SQE now: look again from the loop */
+		vreactor_defer(d->b.reactor, &d->poll_op, rc);
+	}
+	d->armed = true;
+}
+
+/* ------------------------------------------------------------- operations */
+
+static int check_range(const struct vblk *b, uint64_t off, uint64_t len)
+{
+	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > b->size || len > b->size - off)
+		return -EINVAL;
+	return 0;
+}
+
+static struct rreq *rreq_new(struct rdev *d, enum rreq_kind kind, int iovcnt, struct vio_op *user)
+{
+	struct rreq *q = calloc(1, sizeof(*q) + (size_t)iovcnt * sizeof(struct iovec));
+	if (!q)
+		return NULL;
+	q->d = d;
+	q->kind = kind;
+	q->user = user;
+	q->t_sub = vclock_ns();
+	return q;
+}
+
+/* Hand q to librbd (start: the call that submits with the completion). */
+static int rreq_start(struct rreq *q, rbd_completion_t *c)
+{
+	int rc = rbd_aio_create_completion(q, NULL, c);
+	if (rc < 0)
+		free(q);
+	return rc;
+}
+
+static void rreq_started(struct rdev *d, struct rreq *q, rbd_completion_t c, int rc, int *out)
+{
+	if (rc < 0) {
+		rbd_aio_release(c);
+		free(q);
+		*out = rc;
+		return;
+	}
+	d->inflight++;
+	arm(d);
+	*out = 0;
+}
+
+static int rdev_rw(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		   unsigned flags, struct vio_op *op, enum rreq_kind kind)
+{
+	struct rdev *d = to_rdev(b);
+	if (!op || !op->cb || iovcnt <= 0 || !iov)
+		return -EINVAL;
+	uint64_t total = 0;
+	for (int i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	int rc = check_range(b, off, total);
+	if (rc < 0 || total == 0)
+		return rc < 0 ? rc : -EINVAL;
+	struct rreq *q = rreq_new(d, kind, iovcnt, op);
+	if (!q)
+		return -ENOMEM;
+	memcpy(q->iov, iov, (size_t)iovcnt * sizeof(*iov));
+	q->flags = flags;
+	q->total = total;
+	rbd_completion_t c;
+	rc = rreq_start(q, &c);
+	if (rc < 0)
+		return rc;
+	if (kind == RREQ_READ)
+		rc = rbd_aio_readv(d->img, q->iov, iovcnt, off, c);
+	else
+		rc = rbd_aio_writev(d->img, q->iov, iovcnt, off, c);
+	int out;
+	rreq_started(d, q, c, rc, &out);
+	if (out == 0) {
+		if (kind == RREQ_READ)
+			b->stats.read_ops++;
+		else
+			b->stats.write_ops++;
+	}
+	return out;
+}
+
+static int rdev_readv(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		      struct vio_op *op)
+{
+	return rdev_rw(b, iov, iovcnt, off, 0, op, RREQ_READ);
+}
+
+static int rdev_writev(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,
+		       unsigned flags, struct vio_op *op)
+{
+	/* VBLK_DSYNC: nothing more to do, librbd's cache is off (see the top) */
+	return rdev_rw(b, iov, iovcnt, off, flags, op, RREQ_WRITE);
+}
+
+static int rdev_flush(struct vblk *b, struct vio_op *op)
+{
+	struct rdev *d = to_rdev(b);
+	if (!op || !op->cb)
+		return -EINVAL;
+	struct rreq *q = rreq_new(d, RREQ_FLUSH, 0, op);
+	if (!q)
+		return -ENOMEM;
+	rbd_completion_t c;
+	int rc = rreq_start(q, &c), out;
+	if (rc < 0)
+		return rc;
+	rreq_started(d, q, c, rbd_aio_flush(d->img, c), &out);
+	if (out == 0)
+		b->stats.flush_ops++;
+	return out;
+}
+
+static int rdev_discard(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
+{
+	struct rdev *d = to_rdev(b);
+	if (!op || !op->cb || len == 0)
+		return -EINVAL;
+	int rc = check_range(b, off, len);
+	if (rc < 0)
+		return rc;
+	struct rreq *q = rreq_new(d, RREQ_DISCARD, 0, op);
+	if (!q)
+		return -ENOMEM;
+	rbd_completion_t c;
+	int out;
+	rc = rreq_start(q, &c);
+	if (rc < 0)
+		return rc;
+	rreq_started(d, q, c, rbd_aio_discard(d->img, off, len, c), &out);
+	return out;
+}
+
+static int rdev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
+{
+	if (!op || !op->cb || len == 0)
+		return -EINVAL;
+	int rc = check_range(b, off, len);
+	if (rc < 0)
+		return rc;
+	/* Ceph cannot reserve space ahead: nothing to do (as for a block device). */
+	vreactor_defer(b->reactor, op, 0);
+	return 0;
+}
+
+static int rdev_grow(struct vblk *b, uint64_t new_size)
+{
+	struct rdev *d = to_rdev(b);
+	if (new_size < b->size || new_size % VBLK_SECTOR)
+		return -EINVAL;
+	if (new_size > b->size) {
+		int rc = rbd_resize(d->img, new_size);
+		if (rc < 0)
+			return rc;
+	}
+	b->size = new_size;
+	return 0;
+}
+
+static void disconnect(struct rdev *d)
+{
+	if (d->img)
+		rbd_close(d->img); /* waits for librbd's own in-flight work */
+	if (d->io)
+		rados_ioctx_destroy(d->io);
+	if (d->cluster)
+		rados_shutdown(d->cluster);
+	if (d->efd >= 0)
+		close(d->efd);
+}
+
+static void rdev_close(struct vblk *b)
+{
+	struct rdev *d = to_rdev(b);
+	disconnect(d);
+	free(d);
+}
+
+static const struct vblk_ops rdev_ops = {
+	.readv = rdev_readv,
+	.writev = rdev_writev,
+	.flush = rdev_flush,
+	.allocate = rdev_allocate,
+	.grow = rdev_grow,
+	.close = rdev_close,
+	.discard = rdev_discard,
+};
+
+/* ------------------------------------------------------------------- open */
+
+static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, rados_t *cl,
+			   rados_ioctx_t *io)
+{
+	const char *id = conf && conf->client_id ? conf->client_id : NULL;
+	int rc = rados_create(cl, id);
+	if (rc < 0)
+		return rc;
+	rc = rados_conf_read_file(*cl, conf ? conf->conf_path : NULL);
+	if (rc < 0 && conf && conf->conf_path) {
+		fprintf(stderr, "vblk_rbd: cannot read %s: %s\n", conf->conf_path, strerror(-rc));
+		return rc;
+	}
+	if (conf && conf->keyring && (rc = rados_conf_set(*cl, "keyring", conf->keyring)) < 0)
+		return rc;
+	/* durable when acknowledged: no write-back cache in this process */
+	if ((rc = rados_conf_set(*cl, "rbd_cache", "false")) < 0)
+		return rc;
+	/* a discard reads zeros afterwards, also where it covers an object partly
+	 * (librbd's default skips those parts: they would keep their data) */
+	if ((rc = rados_conf_set(*cl, "rbd_skip_partial_discard", "false")) < 0)
+		return rc;
+	if ((rc = rados_conf_set(*cl, "client_mount_timeout", "30")) < 0)
+		return rc;
+	if ((rc = rados_connect(*cl)) < 0) {
+		fprintf(stderr, "vblk_rbd: cannot connect to the Ceph cluster: %s\n", strerror(-rc));
+		return rc;
+	}
+	rc = rados_ioctx_create(*cl, pool, io);
+	if (rc < 0)
+		fprintf(stderr, "vblk_rbd: no Ceph pool '%s': %s\n", pool, strerror(-rc));
+	return rc;
+}
+
+int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		  uint64_t create_size, struct vblk **out)
+{
+	struct vblk_rbd_name nm;
+	if (!r || !out || vblk_rbd_parse(spec, &nm) < 0 || create_size % VBLK_SECTOR)
+		return -EINVAL;
+	struct rdev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->efd = -1;
+	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", nm.pool, nm.image);
+	int rc = connect_cluster(conf, nm.pool, &d->cluster, &d->io);
+	if (rc < 0)
+		goto fail;
+	if (create_size) {
+		int order = 0; /* librbd's default object size (4 MiB) and features */
+		rc = rbd_create(d->io, nm.image, create_size, &order);
+		if (rc < 0) {
+			fprintf(stderr, "vblk_rbd: cannot create %s: %s\n", d->name, strerror(-rc));
+			goto fail;
+		}
+	}
+	rc = rbd_open(d->io, nm.image, &d->img, NULL);
+	if (rc < 0) {
+		fprintf(stderr, "vblk_rbd: cannot open %s: %s\n", d->name, strerror(-rc));
+		d->img = NULL;
+		goto fail;
+	}
+	rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
+	if (rc < 0) {
+		fprintf(stderr, "vblk_rbd: %s: %s\n", d->name,
+			rc == -EROFS ? "its exclusive lock is held by another client (another gateway "
+				       "serves this pool; `vaaictl pool takeover` breaks it)"
+				     : strerror(-rc));
+		rc = rc == -EROFS ? -EBUSY : rc;
+		goto fail;
+	}
+	uint64_t size;
+	if ((rc = rbd_get_size(d->img, &size)) < 0 ||
+	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+	    (rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD)) < 0) {
+		rc = rc < 0 ? rc : -errno;
+		fprintf(stderr, "vblk_rbd: %s: %s\n", d->name, strerror(-rc));
+		goto fail;
+	}
+	d->b.ops = &rdev_ops;
+	d->b.reactor = r;
+	d->b.size = size - size % VBLK_SECTOR;
+	*out = &d->b;
+	return 0;
+fail:
+	if (create_size && rc != -EEXIST && d->io) {
+		if (d->img) {
+			rbd_close(d->img);
+			d->img = NULL;
+		}
+		rbd_remove(d->io, nm.image); /* undo the create */
+	}
+	disconnect(d);
+	free(d);
+	return rc;
+}
+
+int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
+{
+	struct vblk_rbd_name nm;
+	if (vblk_rbd_parse(spec, &nm) < 0)
+		return -EINVAL;
+	rados_t cl = NULL;
+	rados_ioctx_t io = NULL;
+	int rc = connect_cluster(conf, nm.pool, &cl, &io);
+	if (rc == 0)
+		rc = rbd_remove(io, nm.image);
+	if (io)
+		rados_ioctx_destroy(io);
+	if (cl)
+		rados_shutdown(cl);
+	return rc;
+}

@@ -1,0 +1,20 @@
+/* vblk_rbd in a build without librbd (CMake VAAID_RBD=OFF, or librbd-dev missing):
+ * an "rbd:" store is refused with -EPROTONOSUPPORT and a message. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "vaaid/io.h"
+
+int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		  uint64_t create_size, struct vblk **out)
+{
+	(void)r, (void)conf, (void)create_size, (void)out;
+	fprintf(stderr, "vblk_rbd: %s: this vaaid was built without Ceph RBD (librbd)\n", spec);
+	return -EPROTONOSUPPORT;
+}
+
+int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
+{
+	(void)spec, (void)conf;
+	return -EPROTONOSUPPORT;
+}

@@ -39,6 +39,13 @@ struct vd_pool_conf {
 	uint32_t extent;  /* 0 = default */
 };
 
+/* [ceph] conf, client_id, keyring ("": librados' default) for pools on RBD. */
+struct vd_ceph_conf {
+	char conf[VD_PATH_MAX];
+	char client_id[64];
+	char keyring[VD_PATH_MAX];
+};
+
 struct vd_config {
 	char state_dir[VD_PATH_MAX];
 	char control_socket[VD_PATH_MAX];
@@ -52,6 +59,7 @@ struct vd_config {
 	unsigned n_pools;
 	struct vd_pool_conf pools[VD_MAX_POOLS];
 	char metrics_listen[64]; /* [metrics] listen = ADDRESS:PORT; "" = no endpoint */
+	struct vd_ceph_conf ceph; /* [ceph]: how pools on RBD reach the cluster */
 };
 
 /* whole_granule_writes (docs/design.md rule 14): as detected for each pool's store
@@ -85,6 +93,7 @@ struct vd_pool {
 };
 
 struct vd_pools {
+	struct vd_ceph_conf ceph; /* from the config, for pools on RBD */
 	int whole_granules; /* VD_WHOLE_* from the config, for every pool opened or created */
 	int group_flush;    /* VD_GROUP_* from the config, likewise */
 	unsigned n;

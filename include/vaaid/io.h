@@ -357,4 +357,13 @@ int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_co
 /* Remove the image of spec (tests, and `pool create` undoing itself); -ENOENT if none. */
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf);
 
+/*
+ * A pool's store by its path (src/io/vblk_open.c): "rbd:POOL/IMAGE" opens the RBD
+ * image (rbd: librados settings, may be NULL), anything else vblk_uring_open.
+ * vblk_remove_store: unlink the file, or remove the image.
+ */
+int vblk_open_store(struct vreactor *r, const char *path, uint64_t create_size,
+		    const struct vblk_rbd_conf *rbd, struct vblk **out);
+int vblk_remove_store(const char *path, const struct vblk_rbd_conf *rbd);
+
 #endif

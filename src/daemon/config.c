@@ -15,9 +15,13 @@
  *   whole_granule_writes = auto ; auto | on | off (docs/design.md rule 14)
  *   group_flush = auto          ; auto | on | off (docs/design.md rule 15)
  *   [pool NAME]
- *   path = /srv/vaaid/NAME.pool ; file or block device
+ *   path = /srv/vaaid/NAME.pool ; file or block device, or rbd:CEPHPOOL/IMAGE
  *   size = 2T                   ; when the file is created
  *   extent = 1M                 ; power of two, 64K..16M
+ *   [ceph]                      ; pools on RBD (docs/ceph.md)
+ *   conf = /etc/ceph/ceph.conf  ; default: librados' (CEPH_CONF, /etc/ceph/ceph.conf)
+ *   client_id = vaaid           ; cephx user client.vaaid (default: admin)
+ *   keyring = /etc/ceph/ceph.client.vaaid.keyring
  *
  * Every unknown section or key, and every bad value, is an error naming the
  * file and line. vd_config_finish() adds pool "default" when absent.
@@ -39,6 +43,8 @@
 #include <ini.h>
 
 #include "vaaid/daemon.h"
+#include "vaaid/io.h"
+#include "vaaid/rbd_spec.h"
 #include "vaaid/util.h"
 
 void vd_config_defaults(struct vd_config *c)
@@ -174,8 +180,13 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 		if (!p)
 			return fail(x, "too many pools (at most 32)%s%s", "", "");
 		if (!strcmp(key, "path")) {
-			if (set_path(p->path, sizeof(p->path), value) < 0)
-				return fail(x, "pool path '%s' must be an absolute path%s", value, "");
+			struct vblk_rbd_name rn;
+			if (vblk_rbd_spec(value) ? vblk_rbd_parse(value, &rn) < 0 ||
+							   strlen(value) >= sizeof(p->path)
+						 : set_path(p->path, sizeof(p->path), value) < 0)
+				return fail(x, "pool path '%s' must be an absolute path or "
+					       "rbd:CEPHPOOL/IMAGE%s", value, "");
+			snprintf(p->path, sizeof(p->path), "%s", value);
 		} else if (!strcmp(key, "size")) {
 			if (vparse_size(value, &n) < 0 || n == 0)
 				return fail(x, "pool size '%s' is not a size (e.g. 2T)%s", value, "");
@@ -187,6 +198,21 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 			p->extent = (uint32_t)n;
 		} else {
 			return fail(x, "unknown key '%s' in a [pool] section%s", key, "");
+		}
+		return 1;
+	}
+	if (!strcmp(section, "ceph")) {
+		if (!strcmp(key, "conf") || !strcmp(key, "keyring")) {
+			char *dst = !strcmp(key, "conf") ? c->ceph.conf : c->ceph.keyring;
+			if (set_path(dst, sizeof(c->ceph.conf), value) < 0)
+				return fail(x, "[ceph] %s '%s' must be an absolute path", key, value);
+		} else if (!strcmp(key, "client_id")) {
+			if (!vd_valid_name(value, sizeof(c->ceph.client_id) - 1))
+				return fail(x, "[ceph] client_id '%s' is not a name (letters, digits, _ . -)%s",
+					    value, "");
+			snprintf(c->ceph.client_id, sizeof(c->ceph.client_id), "%s", value);
+		} else {
+			return fail(x, "unknown key '%s' in [ceph]%s", key, "");
 		}
 		return 1;
 	}
@@ -203,7 +229,7 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 		snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s", value);
 		return 1;
 	}
-	return fail(x, "unknown section [%s] (expected [daemon], [pool NAME] or [metrics])%s", section,
+	return fail(x, "unknown section [%s] (expected [daemon], [pool NAME], [ceph] or [metrics])%s", section,
 		    "");
 }
 

@@ -5,7 +5,10 @@
  * vaaid pool and is not in use), close at exit. A pool in a regular file keeps
  * its journal in a file of its own, <path>.journal (docs/design.md rule 12:
  * the file system's conversions of newly written data are then not committed
- * by every journal write); a pool on a block device keeps it inside.
+ * by every journal write); a pool on a block device keeps it inside. A path
+ * "rbd:CEPHPOOL/IMAGE" is a Ceph RBD image (vblk_rbd, reached with the [ceph]
+ * settings): created when missing, its journal inside, removed again when
+ * its creation fails.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include "vaaid/endian.h"
 #include "vaaid/io.h"
 #include "vaaid/meta.h"
+#include "vaaid/rbd_spec.h"
 #include "vaaid/util.h"
 
 struct vd_pool *vd_pool_find(struct vd_pools *ps, const char *name)
@@ -45,6 +49,15 @@ static int mkdirs_for(const char *path)
 	return 0;
 }
 
+static struct vblk_rbd_conf rbd_conf(const struct vd_pools *ps)
+{
+	return (struct vblk_rbd_conf){
+		.conf_path = ps->ceph.conf[0] ? ps->ceph.conf : NULL,
+		.client_id = ps->ceph.client_id[0] ? ps->ceph.client_id : NULL,
+		.keyring = ps->ceph.keyring[0] ? ps->ceph.keyring : NULL,
+	};
+}
+
 static void close_stores(struct vd_pool *vp)
 {
 	vblk_close(vp->jdev);
@@ -59,11 +72,13 @@ static void apply_group_flush(const struct vd_pool *vp, struct vblk *b)
 		vblk_uring_set_group_flush(b, vp->group == VD_GROUP_ON ? VBLK_GROUP_FLUSH_DEFAULT : 0);
 }
 
-static int open_one(struct vd_pool *vp, struct vreactor *r, char *err, size_t errlen)
+static int open_one(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r, char *err,
+		    size_t errlen)
 {
 	struct vpool_open_report rep;
 	memset(&rep, 0, sizeof(rep));
-	int rc = vblk_uring_open(r, vp->path, 0, &vp->dev);
+	struct vblk_rbd_conf rbd = rbd_conf(ps);
+	int rc = vblk_open_store(r, vp->path, 0, &rbd, &vp->dev);
 	if (rc < 0) {
 		snprintf(err, errlen, "pool '%s': cannot open %s: %s", vp->name, vp->path, strerror(-rc));
 		return rc;
@@ -127,24 +142,28 @@ static int create_journal_file(struct vd_pool *vp, struct vreactor *r, struct vp
 	return 0;
 }
 
-static int create_one(struct vd_pool *vp, struct vreactor *r, uint64_t size, uint32_t extent,
-		      char *err, size_t errlen)
+static int create_one(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
+		      uint64_t size, uint32_t extent, char *err, size_t errlen)
 {
-	int rc = mkdirs_for(vp->path);
+	bool rbd_store = vblk_rbd_spec(vp->path);
+	struct vblk_rbd_conf rbd = rbd_conf(ps);
+	int rc = rbd_store ? 0 : mkdirs_for(vp->path);
 	if (rc < 0) {
 		snprintf(err, errlen, "pool '%s': cannot create the directory of %s: %s", vp->name,
 			 vp->path, strerror(-rc));
 		return rc;
 	}
-	rc = vblk_uring_open(r, vp->path, size, &vp->dev);
+	rc = vblk_open_store(r, vp->path, size, &rbd, &vp->dev);
 	if (rc < 0) {
 		snprintf(err, errlen, "pool '%s': cannot create %s: %s", vp->name, vp->path,
-			 strerror(-rc));
+			 rc == -EEXIST ? "it already exists" : strerror(-rc));
 		return rc;
 	}
 	struct vpool_params prm = {.size = size, .extent_size = extent};
-	char jpath[VD_PATH_MAX + 16];
-	rc = create_journal_file(vp, r, &prm, jpath, sizeof(jpath), err, errlen);
+	char jpath[VD_PATH_MAX + 16] = "";
+	/* a file: its journal in a file of its own (rule 12); an RBD image keeps it inside */
+	if (!rbd_store)
+		rc = create_journal_file(vp, r, &prm, jpath, sizeof(jpath), err, errlen);
 	if (rc == 0) {
 		rc = vpool_format(vp->dev, &prm);
 		if (rc < 0)
@@ -153,20 +172,21 @@ static int create_one(struct vd_pool *vp, struct vreactor *r, uint64_t size, uin
 	}
 	close_stores(vp);
 	if (rc < 0) {
-		unlink(vp->path);
-		if (rc != -EEXIST) /* (an existing journal file is not ours to remove) */
+		vblk_remove_store(vp->path, &rbd);
+		if (rc != -EEXIST && jpath[0]) /* (an existing journal file is not ours to remove) */
 			unlink(jpath);
 		return rc;
 	}
 	vlog_info(vp->name, "pool %s created: %s, %llu bytes", vp->name, vp->path,
 		  (unsigned long long)size);
-	return open_one(vp, r, err, errlen);
+	return open_one(ps, vp, r, err, errlen);
 }
 
 int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreactor *r, char *err,
 		  size_t errlen)
 {
 	memset(ps, 0, sizeof(*ps));
+	ps->ceph = c->ceph;
 	ps->whole_granules = c->whole_granule_writes;
 	ps->group_flush = c->group_flush;
 	for (unsigned i = 0; i < c->n_pools; i++) {
@@ -177,8 +197,16 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 		snprintf(vp->name, sizeof(vp->name), "%s", pc->name);
 		snprintf(vp->path, sizeof(vp->path), "%s", pc->path);
 		struct stat st;
-		int rc = stat(pc->path, &st) == 0 ? open_one(vp, r, err, errlen)
-						   : create_one(vp, r, pc->size, pc->extent, err, errlen);
+		int rc;
+		if (vblk_rbd_spec(pc->path)) { /* an image: opened, or created when missing */
+			rc = open_one(ps, vp, r, err, errlen);
+			if (rc == -ENOENT)
+				rc = create_one(ps, vp, r, pc->size, pc->extent, err, errlen);
+		} else {
+			rc = stat(pc->path, &st) == 0 ? open_one(ps, vp, r, err, errlen)
+						      : create_one(ps, vp, r, pc->size, pc->extent, err,
+								   errlen);
+		}
 		if (rc < 0)
 			return rc;
 		ps->n++;
@@ -205,7 +233,8 @@ static int holds_pool(struct vblk *dev, bool *yes)
  * exclusively: mounted or held by someone else -> refused), holding no vaaid
  * pool (even a damaged one). Formatted in place; never unlinked on failure.
  */
-static int format_existing(struct vd_pool *vp, struct vreactor *r, const struct stat *st,
+static int format_existing(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
+			   const struct stat *st,
 			   uint64_t size, uint32_t extent, char *err, size_t errlen)
 {
 	if (!S_ISREG(st->st_mode) && !S_ISBLK(st->st_mode)) {
@@ -257,7 +286,7 @@ static int format_existing(struct vd_pool *vp, struct vreactor *r, const struct 
 		return rc;
 	vlog_info(vp->name, "pool %s created on the existing %s %s, %llu bytes", vp->name,
 		  S_ISBLK(st->st_mode) ? "block device" : "file", vp->path, (unsigned long long)size);
-	return open_one(vp, r, err, errlen);
+	return open_one(ps, vp, r, err, errlen);
 }
 
 int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, const char *path,
@@ -272,10 +301,23 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 		snprintf(err, errlen, "pool '%s' already exists", name);
 		return -EEXIST;
 	}
-	if (path[0] != '/' || strlen(path) >= VD_PATH_MAX) {
-		snprintf(err, errlen, "pool path '%s' must be an absolute path", path);
+	bool rbd_store = vblk_rbd_spec(path);
+	struct vblk_rbd_name rn;
+	if (rbd_store ? vblk_rbd_parse(path, &rn) < 0 : path[0] != '/' || strlen(path) >= VD_PATH_MAX) {
+		snprintf(err, errlen, "pool path '%s' must be an absolute path or rbd:CEPHPOOL/IMAGE",
+			 path);
 		return -EINVAL;
 	}
+	if (rbd_store && force) {
+		snprintf(err, errlen, "--force formats an existing file or block device; an RBD "
+				      "image is always created new");
+		return -EINVAL;
+	}
+	for (unsigned i = 0; rbd_store && i < ps->n; i++)
+		if (!strcmp(ps->p[i].path, path)) {
+			snprintf(err, errlen, "%s is the store of pool '%s'", path, ps->p[i].name);
+			return -EEXIST;
+		}
 	/* pools.conf records it as "path = PATH": its reader (inih) strips white space
 	 * such as \v and \f, so the pool would be looked for elsewhere at the next
 	 * start. (It also cuts a value at " ;": a path cannot hold a space here, as the
@@ -293,7 +335,7 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 			 VD_CONF_LINE_MAX);
 		return -ENAMETOOLONG;
 	}
-	bool exists = stat(path, &st) == 0;
+	bool exists = !rbd_store && stat(path, &st) == 0;
 	if (exists && !force) {
 		snprintf(err, errlen, "%s already exists (pool create never overwrites; --force "
 				      "formats an existing block device or file that holds no pool)", path);
@@ -318,8 +360,8 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 	vp->group = ps->group_flush;
 	snprintf(vp->name, sizeof(vp->name), "%s", name);
 	snprintf(vp->path, sizeof(vp->path), "%s", path);
-	int rc = exists ? format_existing(vp, r, &st, size, extent, err, errlen)
-			: create_one(vp, r, size, extent, err, errlen);
+	int rc = exists ? format_existing(ps, vp, r, &st, size, extent, err, errlen)
+			: create_one(ps, vp, r, size, extent, err, errlen);
 	if (rc == 0)
 		ps->n++;
 	return rc;

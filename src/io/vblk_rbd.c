@@ -49,7 +49,8 @@ struct rdev {
 	rados_ioctx_t io;
 	rbd_image_t img;
 	int efd;
-	bool armed;        /* the eventfd's poll is in the reactor */
+	bool armed;        /* the eventfd's poll is in the reactor (then inflight > 0) */
+	bool draining;     /* in efd_ready: submissions from callbacks do not arm */
 	uint64_t inflight; /* operations whose callback has not run */
 	struct vio_op poll_op;
 	char name[sizeof("rbd:") + sizeof(((struct vblk_rbd_name *)0)->pool) +
@@ -106,6 +107,11 @@ static void efd_ready(void *arg, int res)
 		vlog_warn(d->name, "reading the completion eventfd: %s", strerror(errno));
 	rbd_completion_t done[32];
 	int n;
+	/* Callbacks submit more; what finishes meanwhile is taken by this loop. The
+	 * poll is armed once, after it, only if something is still in flight: a poll
+	 * armed for an operation this loop then completed would stay in the reactor
+	 * with nothing to wake it for, and fire after the device is closed. */
+	d->draining = true;
 	while ((n = rbd_poll_io_events(d->img, done, 32)) > 0) {
 		for (int i = 0; i < n; i++) {
 			struct rreq *q = rbd_aio_get_arg(done[i]);
@@ -114,13 +120,16 @@ static void efd_ready(void *arg, int res)
 			rreq_complete(q, ret);
 		}
 	}
+	d->draining = false;
 	arm(d);
 }
 
-/* The eventfd's poll, while something is in flight (see the top of this file). */
+/* The eventfd's poll, while something is in flight (see the top of this file):
+ * armed implies inflight > 0 outside efd_ready, so a device with nothing in
+ * flight has nothing in the reactor. */
 static void arm(struct rdev *d)
 {
-	if (d->armed || d->inflight == 0)
+	if (d->armed || d->draining || d->inflight == 0)
 		return;
 	vio_op_init(&d->poll_op, efd_ready, d);
 	int rc = vreactor_poll_fd(d->b.reactor, d->efd, &d->poll_op);

@@ -185,6 +185,64 @@ static void test_many_in_flight(void **state)
 	free(c);
 }
 
+/* Callbacks that submit the next operation: whatever finishes while completions
+ * are taken must not leave the eventfd's poll armed with nothing in flight (it
+ * would fire after the close, on a freed device: ceph/daemon_rbd_pools crashed so
+ * once). A race: this test does not catch it every time without the fix. */
+struct chain {
+	struct vblk *b;
+	struct vio_op op;
+	struct iovec iov;
+	unsigned left;
+	int res;
+	bool done;
+};
+
+static void chain_cb(void *arg, int res)
+{
+	struct chain *c = arg;
+	if (res < 0 || --c->left == 0) {
+		c->res = res;
+		c->done = true;
+		return;
+	}
+	vio_op_init(&c->op, chain_cb, c);
+	/* writes and flushes in turn: a flush (librbd's cache is off) finishes at
+	 * once, usually while this completion's batch is still being taken */
+	int rc = c->left % 2 ? vblk_flush(c->b, &c->op)
+			     : vblk_writev(c->b, &c->iov, 1, (uint64_t)c->left * 4096, VBLK_DSYNC, &c->op);
+	if (rc < 0) {
+		c->res = rc;
+		c->done = true;
+	}
+}
+
+static void test_chained_submissions(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(64, &r), 0);
+	struct vblk *b;
+	assert_int_equal(vblk_rbd_open(r, spec, NULL, 8 * MIB, &b), 0);
+	void *buf = vblk_alloc_buf(4096);
+	enum { CHAINS = 8 };
+	struct chain c[CHAINS];
+	for (unsigned k = 0; k < CHAINS; k++) {
+		c[k] = (struct chain){.b = b, .iov = {buf, 4096}, .left = 40};
+		vio_op_init(&c[k].op, chain_cb, &c[k]);
+		assert_int_equal(vblk_writev(b, &c[k].iov, 1, 0, VBLK_DSYNC, &c[k].op), 0);
+	}
+	for (unsigned k = 0; k < CHAINS; k++) {
+		assert_int_equal(vreactor_run_until(r, &c[k].done), 0);
+		assert_true(c[k].res >= 0);
+	}
+	assert_int_equal(vreactor_inflight(r), 0);
+	vblk_close(b);
+	assert_int_equal(vreactor_run_once(r, 100), 0); /* nothing of the device fires later */
+	vreactor_destroy(r);
+	free(buf);
+}
+
 static void test_missing_and_bad(void **state)
 {
 	(void)state;
@@ -210,6 +268,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create_write_read_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chained_submissions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_bad, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -66,9 +66,20 @@ static void test_every_key(void **state)
 			      "extent = 4M\n"
 			      "[pool slow]\n"
 			      "path = /srv/slow.pool\n"
-			      "size = 512G\n",
+			      "size = 512G\n"
+			      "[pool ceph]\n"
+			      "path = rbd:vaai/ds1.pool\n"
+			      "size = 1T\n"
+			      "[ceph]\n"
+			      "conf = /etc/ceph/site.conf\n"
+			      "client_id = vaaid.gw1\n"
+			      "keyring = /etc/ceph/ceph.client.vaaid.keyring\n",
 			      &c, err, sizeof(err)),
 			 0);
+	assert_string_equal(c.pools[2].path, "rbd:vaai/ds1.pool");
+	assert_string_equal(c.ceph.conf, "/etc/ceph/site.conf");
+	assert_string_equal(c.ceph.client_id, "vaaid.gw1");
+	assert_string_equal(c.ceph.keyring, "/etc/ceph/ceph.client.vaaid.keyring");
 	assert_string_equal(c.state_dir, "/srv/vaaid");
 	assert_string_equal(c.control_socket, "/run/v/ctl");
 	assert_int_equal(c.soft_threshold, 90);
@@ -76,13 +87,13 @@ static void test_every_key(void **state)
 	assert_int_equal(c.xcopy_scope, VD_XCOPY_POOL);
 	assert_int_equal(c.whole_granule_writes, VD_WHOLE_OFF);
 	assert_int_equal(c.group_flush, VD_GROUP_OFF);
-	assert_int_equal(c.n_pools, 2);
+	assert_int_equal(c.n_pools, 3);
 	assert_string_equal(c.pools[0].name, "fast");
 	assert_int_equal(c.pools[0].extent, 4u << 20);
 	assert_true(c.pools[1].size == 512ull << 30);
 	vd_config_finish(&c);
-	assert_int_equal(c.n_pools, 3); /* "default" added, in the state directory */
-	assert_string_equal(c.pools[2].path, "/srv/vaaid/default.pool");
+	assert_int_equal(c.n_pools, 4); /* "default" added, in the state directory */
+	assert_string_equal(c.pools[3].path, "/srv/vaaid/default.pool");
 	assert_true(c.pools[0].size == 2ull << 40); /* default_pool_size where none is given */
 
 	assert_int_equal(load("[daemon]\nwhole_granule_writes = on\n", &c, err, sizeof(err)), 0);
@@ -138,6 +149,12 @@ static void test_bad_files(void **state)
 	refused("[pool p]\npath = /x\nextent = 32M\n", 3, "power of two from 64K to 16M");
 	refused("[pool p]\npath = x.pool\n", 2, "must be an absolute path");
 	refused("[pool p]\ncolour = red\n", 2, "unknown key 'colour' in a [pool] section");
+	refused("[pool p]\npath = rbd:pool\n", 2, "absolute path or rbd:CEPHPOOL/IMAGE");
+	refused("[pool p]\npath = rbd:pool/img@snap\n", 2, "absolute path or rbd:CEPHPOOL/IMAGE");
+	refused("[ceph]\nconf = ceph.conf\n", 2, "[ceph] conf 'ceph.conf' must be an absolute path");
+	refused("[ceph]\nkeyring = k\n", 2, "[ceph] keyring 'k' must be an absolute path");
+	refused("[ceph]\nclient_id = a b\n", 2, "[ceph] client_id 'a b' is not a name");
+	refused("[ceph]\nmon_host = 1.2.3.4\n", 2, "unknown key 'mon_host' in [ceph]");
 	refused("[pool ../etc]\npath = /x\n", 2, "bad pool name '../etc'");
 	refused("[daemon]\nthis is not a key value line\n", 2, "syntax error");
 	refused("[metrics]\nlisten = localhost:9612\n", 2, "[metrics] listen 'localhost:9612' is not ADDRESS:PORT");

@@ -48,7 +48,8 @@ int vaaictl_usage(FILE *err)
 		"       vaaictl [--socket PATH] top [--interval SECONDS]\n"
 		"pool create makes PATH a new sparse file; with --force PATH may also be an\n"
 		"existing block device or file (at least SIZE bytes, not in use, holding no\n"
-		"vaaid pool), which is then formatted: its data is lost.\n");
+		"vaaid pool), which is then formatted: its data is lost. PATH rbd:CEPHPOOL/IMAGE\n"
+		"makes a new Ceph RBD image of SIZE bytes (vaaid.conf [ceph]; docs/ceph.md).\n");
 	return 2;
 }
 
@@ -86,8 +87,8 @@ static int pool_create(FILE *err, char **a, int n, struct vaaictl_req *q)
 			return vaaictl_usage(err);
 		}
 	}
-	if (a[3][0] != '/') {
-		fprintf(err, "vaaictl: pool path '%s' must be absolute\n", a[3]);
+	if (a[3][0] != '/' && strncmp(a[3], "rbd:", 4)) {
+		fprintf(err, "vaaictl: pool path '%s' must be absolute (or rbd:CEPHPOOL/IMAGE)\n", a[3]);
 		return 2;
 	}
 	char extw[32] = "";

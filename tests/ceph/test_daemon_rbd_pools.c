@@ -1,0 +1,149 @@
+/*
+ * The daemon's pools on Ceph RBD (src/daemon/pools.c with vblk_rbd) against a
+ * real single-node cluster (ctest fixture ceph/cluster; CEPH_CONF): a pool
+ * whose configured path is rbd:rbd/IMAGE is created (image made, formatted,
+ * journal inside) when the image is missing, and opened again after a close
+ * with a volume's acknowledged data intact; `pool create` makes a new image
+ * and refuses an existing one (-EEXIST, the image kept), --force (-EINVAL) and
+ * a second pool on the same image; a second daemon's open of an image the
+ * first holds fails (-EBUSY: the exclusive lock) and leaves the first serving.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "vaaid/daemon.h"
+#include "vaaid/io.h"
+#include "vaaid/pool.h"
+
+#define MIB (1024u * 1024)
+
+static char img_a[64], img_b[64];
+
+static void conf_with(struct vd_config *c, const char *path)
+{
+	vd_config_defaults(c);
+	c->n_pools = 1;
+	snprintf(c->pools[0].name, sizeof(c->pools[0].name), "cp");
+	snprintf(c->pools[0].path, sizeof(c->pools[0].path), "%s", path);
+	c->pools[0].size = 256 * MIB;
+	snprintf(c->ceph.conf, sizeof(c->ceph.conf), "%s", getenv("CEPH_CONF"));
+}
+
+struct done {
+	bool done;
+	int res;
+};
+static void on_done(void *arg, int res)
+{
+	struct done *d = arg;
+	d->res = res;
+	d->done = true;
+}
+
+static int io(struct vreactor *r, struct vvol *v, bool write, void *buf, uint64_t off, size_t len)
+{
+	struct iovec iov = {buf, len};
+	struct done d = {0};
+	int rc = write ? vvol_write(v, off, len, &iov, 1, on_done, &d)
+		       : vvol_read(v, off, len, &iov, 1, on_done, &d);
+	if (rc < 0)
+		return rc;
+	assert_int_equal(vreactor_run_until(r, &d.done), 0);
+	return d.res;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(img_a, sizeof(img_a), "rbd:rbd/pools-a-%d", (int)getpid());
+	snprintf(img_b, sizeof(img_b), "rbd:rbd/pools-b-%d", (int)getpid());
+	vblk_rbd_remove(img_a, NULL);
+	vblk_rbd_remove(img_b, NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	vblk_rbd_remove(img_a, NULL);
+	vblk_rbd_remove(img_b, NULL);
+	return 0;
+}
+
+static void test_configured_pool(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_config c;
+	conf_with(&c, img_a);
+	struct vd_pools *ps = calloc(1, sizeof(*ps)), *ps2 = calloc(1, sizeof(*ps2));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	assert_int_equal(ps->n, 1);
+	assert_non_null(ps->p[0].pool);
+	assert_null(ps->p[0].jdev); /* the journal is inside the image */
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(ps->p[0].pool, "vol", 64 * MIB, 512, &v), 0);
+	uint8_t *buf = vblk_alloc_buf(MIB), *back = vblk_alloc_buf(MIB);
+	for (unsigned i = 0; i < MIB; i++)
+		buf[i] = (uint8_t)(i * 13 + 1);
+	assert_int_equal(io(r, v, true, buf, 3 * MIB, MIB), 0);
+	assert_int_equal(io(r, v, true, buf, 8 * MIB + 4096, 8192), 0); /* a small write */
+
+	/* a second daemon: the image is held, its open fails, the first keeps serving */
+	err[0] = 0;
+	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, img_a));
+	assert_int_equal(io(r, v, false, back, 3 * MIB, MIB), 0);
+	assert_memory_equal(buf, back, MIB);
+
+	/* pool create: a new image; never an existing one or the same image twice */
+	assert_int_equal(vd_pool_create(ps, r, "cp2", img_b, 128 * MIB, 0, false, err, sizeof(err)), 0);
+	assert_int_equal(ps->n, 2);
+	assert_int_equal(vd_pool_create(ps, r, "cp3", img_b, 128 * MIB, 0, false, err, sizeof(err)),
+			 -EEXIST);
+	assert_int_equal(vd_pool_create(ps, r, "cp3", img_b, 128 * MIB, 0, true, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "--force"));
+	assert_int_equal(vd_pool_create(ps, r, "cp3", "rbd:rbd", 128 * MIB, 0, false, err, sizeof(err)),
+			 -EINVAL);
+	vd_pools_close(ps);
+
+	/* reopened (the image exists now): the acknowledged data is there */
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	v = vpool_volume_find(ps->p[0].pool, "vol");
+	assert_non_null(v);
+	memset(back, 0, MIB);
+	assert_int_equal(io(r, v, false, back, 3 * MIB, MIB), 0);
+	assert_memory_equal(buf, back, MIB);
+	assert_int_equal(io(r, v, false, back, 8 * MIB + 4096, 8192), 0);
+	assert_memory_equal(buf, back, 8192);
+	vd_pools_close(ps);
+	free(buf);
+	free(back);
+	free(ps);
+	free(ps2);
+	vreactor_destroy(r);
+}
+
+int main(void)
+{
+	if (!getenv("CEPH_CONF")) {
+		fprintf(stderr, "test_daemon_rbd_pools: CEPH_CONF is not set (run through ctest)\n");
+		return 1;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_configured_pool, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -211,6 +211,8 @@ static int open_store(struct simhost *h, const char *path, uint64_t create_size,
 				 : -EOPNOTSUPP; /* nothing kept to open again */
 	} else if (crashsim(h)) {
 		rc = vblk_crashsim_open(h->r, path, create_size, h->seed, out);
+	} else if (vblk_rbd_spec(path)) { /* a Ceph RBD image (CEPH_CONF's cluster) */
+		rc = vblk_open_store(h->r, path, create_size, NULL, out);
 	} else {
 		rc = vblk_uring_open(h->r, path, create_size, out);
 		if (rc == 0 && h->bench_skip_reserve)
@@ -295,7 +297,7 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 		if (create_size && rc == -EEXIST) {
 			vblk_close(h->dev); /* the store just created goes again */
 			h->dev = NULL;
-			unlink(h->path);
+			vblk_remove_store(h->path, NULL);
 		}
 	}
 	return rc;
@@ -394,7 +396,7 @@ int simhost_create_pool(const char *path, uint64_t size, const struct vpool_para
 void simhost_remove_pool(const char *path)
 {
 	char j[4096 + 16];
-	unlink(path);
+	vblk_remove_store(path, NULL);
 	if (vpool_journal_path(path, j, sizeof(j)) == 0)
 		unlink(j);
 }

@@ -5,6 +5,7 @@
  * never change.
  *
  *   pool create PATH SIZE [extent=SIZE] [io=uring|crashsim] [journal=SIZE] [seed=N]
+ *                                (PATH rbd:CEPHPOOL/IMAGE: an RBD image of CEPH_CONF's cluster)
  *               [journal-file=yes|no]   (yes, the default: the journal in PATH.journal)
  *   pool open PATH [io=uring|crashsim] [seed=N]
  *   volume create NAME SIZE [block=512|4096]
@@ -49,6 +50,7 @@
 
 #include "cmd_output.h"
 #include "simhost.h"
+#include "vaaid/io.h"
 #include "vaaid/lun_policy.h"
 #include "vaaid/util.h"
 
@@ -384,7 +386,9 @@ static void do_pool(struct sim *s, char **tok, int nt)
 	enum simhost_io io = SIMHOST_IO_URING;
 	uint64_t seed = 1;
 	struct vpool_params prm = {0};
-	bool journal_file = true; /* as the daemon does for a pool in a regular file */
+	/* as the daemon does: a pool in a regular file has a journal file, one on an RBD
+	 * image (rbd:CEPHPOOL/IMAGE) keeps it inside */
+	bool journal_file = !vblk_rbd_spec(tok[2]);
 	int first_opt = create ? 4 : 3;
 	if (create && nt < 4)
 		die(s, "usage: pool create PATH SIZE [extent=SIZE] [io=uring|crashsim]");

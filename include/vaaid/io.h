@@ -136,6 +136,7 @@ struct vblk_stats {
 	 * RWF_DSYNC write: including the kernel's flush); vblk_uring only */
 	uint64_t read_ns, write_ns;
 	uint64_t bytes_read, bytes_written;
+	uint64_t discard_ops, bytes_discarded; /* completed discards (vblk_rbd) */
 	uint64_t meta_bytes_written; /* the part of bytes_written written with VBLK_META */
 	/* Writes whose offset or length is not a multiple of VBLK_ALIGN: a file system
 	 * with 4 KiB blocks may serialize those (ext4 in Linux 6.1 drains all of the

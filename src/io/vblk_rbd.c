@@ -90,6 +90,10 @@ static void rreq_complete(struct rreq *q, ssize_t ret)
 		if (q->flags & VBLK_META)
 			d->b.stats.meta_bytes_written += q->total;
 	}
+	if (ret >= 0 && q->kind == RREQ_DISCARD) {
+		d->b.stats.discard_ops++;
+		d->b.stats.bytes_discarded += q->total;
+	}
 	d->inflight--;
 	free(q);
 	user->cb(user->arg, res);
@@ -261,6 +265,7 @@ static int rdev_discard(struct vblk *b, uint64_t off, uint64_t len, struct vio_o
 	struct rreq *q = rreq_new(d, RREQ_DISCARD, 0, op);
 	if (!q)
 		return -ENOMEM;
+	q->total = len;
 	rbd_completion_t c;
 	int out;
 	rc = rreq_start(q, &c);
@@ -375,7 +380,12 @@ int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_co
 	if (rc < 0)
 		goto fail;
 	if (create_size) {
-		int order = 0; /* librbd's default object size (4 MiB) and features */
+		/* 1 MiB objects (librbd's default is 4 MiB): a pool extent of 1 MiB or more
+		 * then covers whole objects, and its discard removes them, which gives the
+		 * space back on every OSD store (a part of an object is only zeroed, and
+		 * memstore, the tests' store, keeps zeroed parts). The default features
+		 * (layering, exclusive-lock, object-map, fast-diff, deep-flatten). */
+		int order = 20;
 		rc = rbd_create(d->io, nm.image, create_size, &order);
 		if (rc < 0) {
 			fprintf(stderr, "vblk_rbd: cannot create %s: %s\n", d->name, strerror(-rc));

@@ -135,7 +135,7 @@ void pool_thr_check(struct vpool *p)
 {
 	if (!p->thr_used || !p->thr_cb || p->replaying)
 		return;
-	bool above = (p->n_ext - p->n_free) * p->ext >= p->thr_used;
+	bool above = (p->n_ext - p->n_free - p->discards) * p->ext >= p->thr_used;
 	if (above == p->thr_above)
 		return;
 	p->thr_above = above;
@@ -211,7 +211,7 @@ void pool_durable(void *owner, uint64_t seq)
 			break;
 		/* A freed extent may have been referenced again meanwhile (sharing): only free at 0. */
 		if (!p->refs[f->pext])
-			pool_unreserve(p, f->pext);
+			pool_release_extent(p, f->pext);
 		p->pend_head++;
 	}
 	if (p->pend_head == p->pend_tail)

@@ -120,6 +120,7 @@ struct psub {
 
 struct preq {
 	struct pool_req link; /* first: the pool's list of requests in flight */
+	struct preq *space_next; /* in p->space_wait (pool_space_freed) */
 	struct vpool *p;
 	struct vvol *v;
 	int op;
@@ -887,6 +888,19 @@ static bool caw_compared_equal(struct preq *rq)
 
 /* ---- start: everything locked */
 
+static void req_start_io(struct preq *rq);
+
+void pool_space_freed(struct vpool *p)
+{
+	struct preq *w = p->space_wait;
+	p->space_wait = NULL;
+	while (w) {
+		struct preq *n = w->space_next;
+		req_start_io(w); /* may wait again */
+		w = n;
+	}
+}
+
 static void req_start_io(struct preq *rq)
 {
 	struct vpool *p = rq->p;
@@ -916,6 +930,17 @@ static void req_start_io(struct preq *rq)
 	for (unsigned i = 0; i < rq->nsub; i++)
 		need += rq->subs[i].kind == SK_ALLOC || rq->subs[i].kind == SK_COW;
 	if (need > p->n_free) {
+		if (need <= p->n_free + p->discards) {
+			/* Freed extents are being discarded in the store (discard.c): they
+			 * count as free already; wait for them (a store round trip) rather
+			 * than refuse, still holding the locks. */
+			rq->space_next = NULL;
+			struct preq **tail = &p->space_wait;
+			while (*tail)
+				tail = &(*tail)->space_next;
+			*tail = rq;
+			return;
+		}
 		req_fail(rq, -ENOSPC);
 		return;
 	}

@@ -443,6 +443,7 @@ static int wait_ckpt_done(struct vpool *p)
 static int wait_idle(struct vpool *p)
 {
 	while (p->inflight || pool_ckpt_busy(p) || pool_hydrator_busy(p) || pool_preback_busy(p) ||
+	       pool_discards_busy(p) ||
 	       (p->j && !vjournal_idle(p->j))) {
 		int rc = vreactor_run_once(p->r, -1);
 		if (rc < 0)
@@ -582,7 +583,7 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 	st->size = p->sb.dev_size;
 	st->extent = p->ext;
 	st->capacity = p->n_ext * p->ext;
-	st->free = p->n_free * p->ext;
+	st->free = (p->n_free + p->discards) * p->ext; /* being discarded: free (discard.c) */
 	st->used = st->capacity - st->free;
 	/* Extent sharing (XCOPY): map references beyond the first. A hydration source's
 	 * reference saves nothing (its redirected extent is allocated too). */

@@ -92,6 +92,8 @@ struct pool_req {
 void pool_req_track(struct vpool *p, struct pool_req *r, void (*discard)(struct pool_req *));
 void pool_req_untrack(struct vpool *p, struct pool_req *r);
 
+struct preq;
+
 struct vpool {
 	struct vblk *dev;
 	struct vblk *jdev; /* the journal's store: dev, or a journal file (VSB_INCOMPAT_JOURNAL_FILE) */
@@ -130,6 +132,9 @@ struct vpool {
 	struct hmap hydr;           /* pext -> struct hydr_ent (redirected, not yet hydrated) */
 	struct hydrator *hyd;       /* the background hydrator (hydrate.c) */
 	unsigned inflight; /* data requests in flight */
+	unsigned discards; /* freed extents being discarded (discard.c): counted as free */
+	struct preq *space_wait; /* requests waiting for those extents (datapath.c) */
+	uint64_t discard_errors;
 	uint64_t fg_last_ns; /* vclock_ns of the last data request's completion (hydrator pace) */
 	struct pool_req *reqs; /* the requests in flight */
 	struct vpool_ctx *ctxs; /* callers' contexts (vpool_ctx_track) */
@@ -170,6 +175,12 @@ void pool_mark_backed(struct vpool *p, uint64_t pext); /* its fallocate succeede
 enum free_kind { FREE_ANY, FREE_BACKED, FREE_UNBACKED };
 bool pool_find_free(const struct vpool *p, enum free_kind kind, uint64_t from, uint64_t *out);
 void pool_unreserve(struct vpool *p, uint64_t pext);
+/* discard.c: a freed extent, durable as free, back to the free map (discarded in the
+ * store first where the store can); pool_discards_busy: some still in flight. */
+void pool_release_extent(struct vpool *p, uint64_t pext);
+bool pool_discards_busy(const struct vpool *p);
+/* datapath.c: extents came back to the free map; requests that waited for them go on. */
+void pool_space_freed(struct vpool *p);
 int pool_free_after(struct vpool *p, uint64_t pext, uint64_t seq);
 /* Live: pext's refcount dropped to 1 in commit seq (private once that is durable). */
 int pool_unshared_after(struct vpool *p, uint64_t pext, uint64_t seq);

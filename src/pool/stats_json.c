@@ -24,6 +24,8 @@ static json_object *io_json(const struct vblk_stats *io)
 	json_object_object_add(o, "flush_ops", json_object_new_uint64(io->flush_ops));
 	json_object_object_add(o, "bytes_read", json_object_new_uint64(io->bytes_read));
 	json_object_object_add(o, "bytes_written", json_object_new_uint64(io->bytes_written));
+	json_object_object_add(o, "discard_ops", json_object_new_uint64(io->discard_ops));
+	json_object_object_add(o, "bytes_discarded", json_object_new_uint64(io->bytes_discarded));
 	json_object_object_add(o, "read_ns", json_object_new_uint64(io->read_ns));
 	json_object_object_add(o, "write_ns", json_object_new_uint64(io->write_ns));
 	json_object_object_add(o, "group_flushes", json_object_new_uint64(io->dsync_flushes));

@@ -93,7 +93,8 @@ int vpool_verify(const struct vpool *p, FILE *f)
 			bad++;
 		}
 		/* When idle (nothing reserved or pending), every unreferenced extent is free. */
-		if (!p->inflight && p->pend_head == p->pend_tail && !p->refs[x] && !is_free &&
+		if (!p->inflight && !p->discards && p->pend_head == p->pend_tail && !p->refs[x] &&
+		    !is_free &&
 		    bad < 100) {
 			fprintf(f, "extent %llu: unreferenced but not free (leaked)\n",
 				(unsigned long long)x);
@@ -103,7 +104,7 @@ int vpool_verify(const struct vpool *p, FILE *f)
 	uint64_t n_ref = 0;
 	for (uint64_t x = 0; x < p->n_ext; x++)
 		n_ref += p->refs[x] != 0;
-	bool idle = !p->inflight && p->pend_head == p->pend_tail;
+	bool idle = !p->inflight && !p->discards && p->pend_head == p->pend_tail;
 	if (idle ? n_free + n_ref != p->n_ext : n_free + n_ref > p->n_ext) {
 		fprintf(f, "pool: %llu free + %llu referenced extents %s %llu extents\n",
 			(unsigned long long)n_free, (unsigned long long)n_ref, idle ? "!=" : ">",

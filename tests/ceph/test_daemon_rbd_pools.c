@@ -7,6 +7,10 @@
  * and refuses an existing one (-EEXIST, the image kept), --force (-EINVAL) and
  * a second pool on the same image; a second daemon's open of an image the
  * first holds fails (-EBUSY: the exclusive lock) and leaves the first serving.
+ * Thin through to Ceph: the data region of the image holds exactly the bytes
+ * written (what Ceph stores, read through a read-only open), and once a
+ * deallocation is durable its extents are discarded in the image: Ceph holds
+ * none of them afterwards, and the pool counts the discards.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +23,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <rados/librados.h>
+#include <rbd/librbd.h>
 
 #include "vaaid/daemon.h"
 #include "vaaid/io.h"
@@ -59,6 +66,34 @@ static int io(struct vreactor *r, struct vvol *v, bool write, void *buf, uint64_
 		return rc;
 	assert_int_equal(vreactor_run_until(r, &d.done), 0);
 	return d.res;
+}
+
+static int count_extent(uint64_t off, size_t len, int exists, void *arg)
+{
+	(void)off;
+	if (exists)
+		*(uint64_t *)arg += len;
+	return 0;
+}
+
+/* Bytes Ceph stores for [off, end) of the image (a read-only open, no lock). */
+static uint64_t ceph_bytes(const char *spec, uint64_t off)
+{
+	rados_t cl;
+	rados_ioctx_t io;
+	rbd_image_t img;
+	assert_int_equal(rados_create(&cl, NULL), 0);
+	assert_int_equal(rados_conf_read_file(cl, NULL), 0);
+	assert_int_equal(rados_connect(cl), 0);
+	assert_int_equal(rados_ioctx_create(cl, "rbd", &io), 0);
+	assert_int_equal(rbd_open_read_only(io, strchr(spec, '/') + 1, &img, NULL), 0);
+	uint64_t size, n = 0;
+	assert_int_equal(rbd_get_size(img, &size), 0);
+	assert_int_equal(rbd_diff_iterate2(img, NULL, off, size - off, 0, 0, count_extent, &n), 0);
+	rbd_close(img);
+	rados_ioctx_destroy(io);
+	rados_shutdown(cl);
+	return n;
 }
 
 static int setup(void **state)
@@ -128,6 +163,26 @@ static void test_configured_pool(void **state)
 	assert_memory_equal(buf, back, MIB);
 	assert_int_equal(io(r, v, false, back, 8 * MIB + 4096, 8192), 0);
 	assert_memory_equal(buf, back, 8192);
+	/* thin through to Ceph: the data region holds about what was written (1 MiB and
+	 * the 8 KiB write's granules: the OSD's store rounds a little), not the two
+	 * 1 MiB extents the pool mapped */
+	struct vpool_stats st;
+	vpool_get_stats(ps->p[0].pool, &st);
+	uint64_t held = ceph_bytes(img_a, st.data_off);
+	assert_in_range(held, MIB + 8192, MIB + 65536);
+	struct done d = {0};
+	assert_int_equal(vvol_deallocate(v, 0, 16 * MIB, on_done, &d), 0);
+	assert_int_equal(vreactor_run_until(r, &d.done), 0);
+	assert_int_equal(d.res, 0);
+	for (int i = 0; i < 1000; i++) { /* the discards follow the durable commit */
+		vpool_get_stats(ps->p[0].pool, &st);
+		if (st.store_io.discard_ops >= 2)
+			break;
+		assert_true(vreactor_run_once(r, 10) >= 0);
+	}
+	assert_int_equal(st.store_io.discard_ops, 2); /* the two extents freed */
+	assert_int_equal(st.store_io.bytes_discarded, 2 * MIB);
+	assert_int_equal(ceph_bytes(img_a, st.data_off), 0);
 	vd_pools_close(ps);
 	free(buf);
 	free(back);

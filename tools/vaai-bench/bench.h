@@ -6,6 +6,8 @@
  *   recovery.c  memory per TiB mapped, per partial extent, open time after a
  *               clean close and after a kill -9 (helper subcommands run in
  *               fresh processes)
+ *   flow.c      commands kept in flight in LUN rings, one command waited for, a
+ *               LUN's limits (flow.h; used by vaai.c and mixed.c)
  *   vaai.c      WRITE SAME / UNMAP / COMPARE AND WRITE (scripts/bench/vaai)
  *   xcopy.c     EXTENDED COPY vs host copy (scripts/bench/xcopy)
  *   main.c      subcommand dispatch and the helpers below

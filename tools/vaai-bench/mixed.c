@@ -12,8 +12,9 @@
  * and without the UNMAP bit and with NDOB, WRITE SAME (16/10) of a pattern,
  * UNMAP with 1..8 descriptors (some of them empty), EXTENDED COPY between and
  * within the LUNs, and refused ones (a one-byte parameter list, a segment
- * naming a CSCD past the list), GET LBA STATUS, TEST UNIT READY, and commands
- * that must fail (READ / WRITE past the capacity, an unknown operation code).
+ * naming a CSCD past the list, one whose last segment runs past the end), GET
+ * LBA STATUS, TEST UNIT READY, and commands that must fail (READ / WRITE past
+ * the capacity, an unknown operation code).
  *
  * COMPARE AND WRITE alone writes LBAs [0, CAW_BLOCKS) of each LUN (every other
  * write, zeroing, unmapping or copy goes above), one at a time per block, so
@@ -27,7 +28,8 @@
  * (GOOD) / failed (anything else), the bytes of the successful ones by the
  * rules of docs/observability.md (blocks named x block size; UNMAP the bytes
  * of its non-empty descriptors; EXTENDED COPY the bytes of its segments, and
- * per LUN the bytes read from it and written to it; SYNCHRONIZE CACHE, GET
+ * per LUN the bytes read from it and written to it by the segments done: all
+ * when GOOD, those before the segment a COPY ABORTED names; SYNCHRONIZE CACHE, GET
  * LBA STATUS and other 0), its own latencies (submission to reap), MISCOMPAREs
  * of CAW, the WRITE SAMEs of zeros / a pattern / with the UNMAP bit and their
  * bytes, UNMAP's descriptors and bytes. Every answer is also checked against
@@ -79,7 +81,8 @@
 enum op {
 	OP_READ10, OP_READ16, OP_WRITE10, OP_WRITE16, OP_VERIFY10, OP_VERIFY16, OP_SYNC10, OP_SYNC16,
 	OP_CAW, OP_CAW_MISCOMPARE, OP_WS_ZERO, OP_WS_ZERO_UNMAP, OP_WS_NDOB, OP_WS_PATTERN,
-	OP_WS10_PATTERN, OP_UNMAP, OP_XCOPY, OP_XCOPY_SHORT_LIST, OP_XCOPY_BAD_CSCD, OP_GET_LBA_STATUS,
+	OP_WS10_PATTERN, OP_UNMAP, OP_XCOPY, OP_XCOPY_SHORT_LIST, OP_XCOPY_BAD_CSCD, OP_XCOPY_PAST_END,
+	OP_GET_LBA_STATUS,
 	OP_TUR, OP_READ_OUT_OF_RANGE, OP_WRITE_OUT_OF_RANGE, OP_BAD_OPCODE, NOPS
 };
 
@@ -114,6 +117,8 @@ static const struct op_desc {
 				 ASC_PARAM_LIST_LENGTH_ERROR},
 	[OP_XCOPY_BAD_CSCD] = {"EXTENDED COPY (CSCD past the list)", 1, VSTAT_XCOPY, SK_COPY_ABORTED,
 			       ASC_COPY_TARGET_NOT_REACHABLE},
+	[OP_XCOPY_PAST_END] = {"EXTENDED COPY (last segment past the end)", 1, VSTAT_XCOPY,
+			       SK_COPY_ABORTED, ASC_COPY_TARGET_NOT_REACHABLE},
 	[OP_GET_LBA_STATUS] = {"GET LBA STATUS", 3, VSTAT_GET_LBA_STATUS, 0, 0},
 	[OP_TUR] = {"TEST UNIT READY", 1, VSTAT_OTHER, 0, 0},
 	[OP_READ_OUT_OF_RANGE] = {"READ(16) past the capacity", 1, VSTAT_READ, SK_ILLEGAL_REQUEST,
@@ -140,7 +145,9 @@ struct tally {
 struct rec {
 	enum op op;
 	uint64_t bytes;                   /* the kind's bytes */
-	uint64_t src_bytes[NLUN], dst_bytes[NLUN]; /* EXTENDED COPY: per LUN read / written */
+	unsigned nseg;                    /* EXTENDED COPY: its segments' LUNs and bytes */
+	uint8_t seg_src[MAX_SEG], seg_dst[MAX_SEG];
+	uint64_t seg_bytes[MAX_SEG];
 	uint32_t descriptors;             /* UNMAP: the non-empty ones */
 	bool ws_zero, ws_unmap;
 	uint64_t lba;                     /* COMPARE AND WRITE: its blocks, busy until answered */
@@ -263,8 +270,10 @@ static void make_unmap(struct lflow *lf, struct rec *r, struct vcmd *c)
 	c->out_len = len;
 }
 
-/* EXTENDED COPY(LID1) naming both LUNs; segments between any two (a bad CSCD index when bad). */
-static int make_xcopy(struct lflow *lf, struct rec *r, struct vcmd *c, bool bad)
+/* EXTENDED COPY(LID1) naming both LUNs, segments between any two; OP_XCOPY_BAD_CSCD: one
+ * segment naming a CSCD past the list; OP_XCOPY_PAST_END: 2..MAX_SEG segments, the last
+ * one's destination running past the capacity (the ones before it are done). */
+static int make_xcopy(struct lflow *lf, struct rec *r, struct vcmd *c, enum op op)
 {
 	struct mixed *m = lf->m;
 	struct sb_cscd cscd[NLUN];
@@ -273,20 +282,27 @@ static int make_xcopy(struct lflow *lf, struct rec *r, struct vcmd *c, bool bad)
 		memcpy(cscd[i].naa, m->naa[i], 16);
 		cscd[i].block_size = m->lim[i].block;
 	}
-	unsigned ns = bad ? 1 : 1 + (unsigned)rnd(m, MAX_SEG);
+	unsigned ns = op == OP_XCOPY_BAD_CSCD ? 1
+		      : op == OP_XCOPY_PAST_END ? 2 + (unsigned)rnd(m, MAX_SEG - 1)
+						: 1 + (unsigned)rnd(m, MAX_SEG);
 	for (unsigned i = 0; i < ns; i++) {
 		int s = (int)rnd(m, NLUN), d = (int)rnd(m, NLUN);
 		uint16_t n = (uint16_t)(1 + rnd(m, MAX_IO));
 		seg[i] = (struct sb_segment){.src = (uint16_t)s, .dst = (uint16_t)d, .nblocks = n,
 					     .src_lba = pick_lba(m, s, 0, n),
 					     .dst_lba = pick_lba(m, d, CAW_BLOCKS, n)};
-		uint64_t bytes = (uint64_t)n * m->lim[s].block;
-		r->bytes += bytes;
-		r->src_bytes[s] += bytes;
-		r->dst_bytes[d] += bytes;
+		r->seg_src[i] = (uint8_t)s;
+		r->seg_dst[i] = (uint8_t)d;
+		r->seg_bytes[i] = (uint64_t)n * m->lim[s].block;
+		r->bytes += r->seg_bytes[i];
 	}
-	if (bad)
-		seg[0].src = NLUN; /* SPC-4 6.4.1: a CSCD past the list: COPY TARGET DEVICE NOT REACHABLE */
+	r->nseg = ns;
+	/* SPC-4 6.4.1: a CSCD past the list, or a range past a LUN's end: COPY ABORTED,
+	 * COPY TARGET DEVICE NOT REACHABLE, COMMAND-SPECIFIC INFORMATION = that segment */
+	if (op == OP_XCOPY_BAD_CSCD)
+		seg[0].src = NLUN;
+	if (op == OP_XCOPY_PAST_END)
+		seg[ns - 1].dst_lba = m->lim[seg[ns - 1].dst].nblocks - seg[ns - 1].nblocks + 1 + rnd(m, 64);
 	size_t len = sb_xcopy_list(lf->buf, (size_t)MAX_IO * BENCH_MAX_BLOCK, 0, SB_LIST_ID_NONE, cscd,
 				   NLUN, seg, ns);
 	if (!len)
@@ -401,8 +417,9 @@ static int mixed_next(void *ctx, struct vcmd *c)
 		make_unmap(lf, r, c);
 		break;
 	case OP_XCOPY:
-	case OP_XCOPY_BAD_CSCD: {
-		int rc = make_xcopy(lf, r, c, op == OP_XCOPY_BAD_CSCD);
+	case OP_XCOPY_BAD_CSCD:
+	case OP_XCOPY_PAST_END: {
+		int rc = make_xcopy(lf, r, c, op);
 		if (rc < 0)
 			return rc;
 		break;
@@ -465,7 +482,24 @@ static bool as_expected(const struct rec *r, const struct simk_result *k)
 		return false;
 	if (r->op == OP_CAW_MISCOMPARE)
 		return (k->sense[0] & 0x80) && scsi_get_be32(k->sense + 3) == r->info;
+	if (r->op == OP_XCOPY_BAD_CSCD)
+		return scsi_get_be32(k->sense + 8) == 0;
+	if (r->op == OP_XCOPY_PAST_END)
+		return scsi_get_be32(k->sense + 8) == r->nseg - 1;
 	return true;
+}
+
+/* EXTENDED COPY: the segments done, by its answer: all when GOOD; on COPY ABORTED those
+ * before the one its COMMAND-SPECIFIC INFORMATION names (SPC-4 6.4.1); else none. */
+static unsigned segments_done(const struct rec *r, const struct simk_result *k)
+{
+	if (k->status == SAM_STAT_GOOD)
+		return r->nseg;
+	if (k->status != SAM_STAT_CHECK_CONDITION || k->sense_len < 12 ||
+	    (k->sense[2] & 0x0F) != SK_COPY_ABORTED)
+		return 0;
+	uint32_t csi = scsi_get_be32(k->sense + 8);
+	return csi < r->nseg ? csi : r->nseg;
 }
 
 static int mixed_done(void *ctx, const struct vcmd *c, const struct simk_result *k, double lat)
@@ -493,11 +527,6 @@ static int mixed_done(void *ctx, const struct vcmd *c, const struct simk_result 
 		} else if (kind == VSTAT_UNMAP) {
 			t->unmap_descriptors += r->descriptors;
 			t->unmap_bytes += r->bytes;
-		} else if (kind == VSTAT_XCOPY) {
-			for (int i = 0; i < NLUN; i++) {
-				m->t[i].xcopy_src_bytes += r->src_bytes[i];
-				m->t[i].xcopy_dst_bytes += r->dst_bytes[i];
-			}
 		}
 	} else {
 		t->k[kind].failed++;
@@ -506,6 +535,13 @@ static int mixed_done(void *ctx, const struct vcmd *c, const struct simk_result 
 		if (kind == VSTAT_CAW && k->status == SAM_STAT_CHECK_CONDITION && k->sense_len > 13 &&
 		    (k->sense[2] & 0x0F) == SK_MISCOMPARE)
 			t->caw_miscompares++;
+	}
+	if (kind == VSTAT_XCOPY) {
+		unsigned done = segments_done(r, k);
+		for (unsigned i = 0; i < done; i++) {
+			m->t[r->seg_src[i]].xcopy_src_bytes += r->seg_bytes[i];
+			m->t[r->seg_dst[i]].xcopy_dst_bytes += r->seg_bytes[i];
+		}
 	}
 	if (kind == VSTAT_CAW) {
 		for (uint32_t i = 0; i < r->nblk; i++) {
@@ -674,7 +710,7 @@ static void report(const struct mixed *m, int lun)
 		(unsigned long long)t->ws_unmap_bit, (unsigned long long)t->unmap_descriptors,
 		(unsigned long long)t->unmap_bytes);
 	for (unsigned o = 0; o < NOPS; o++)
-		fprintf(stderr, "# LUN %d   %-36s ok %8llu  failed %6llu\n", lun, ops[o].name,
+		fprintf(stderr, "# LUN %d   %-42s ok %8llu  failed %6llu\n", lun, ops[o].name,
 			(unsigned long long)t->op_ok[o], (unsigned long long)t->op_failed[o]);
 }
 

@@ -687,6 +687,7 @@ static void compare_lun(struct cmp *x, const struct tally *t, unsigned qd)
 			(unsigned long long)vin);
 		x->mismatches++;
 	}
+	fprintf(stderr, "# LUN %d counters: inflight_max %llu (--qd %u)\n", x->lun, (unsigned long long)vmx, qd);
 	if (vmx < 1 || vmx > qd) {
 		fprintf(stderr, "counters_exact: LUN %d inflight_max: counters %llu, generator 1..%u\n", x->lun,
 			(unsigned long long)vmx, qd);

@@ -6,8 +6,8 @@
  * journal, as the other engine benchmarks) serves two co-visible LUNs through
  * simhost (the real ring, dispatch, handlers and pool). For --runtime seconds
  * two flows (flow.h), one per LUN, each keep --qd commands in flight, drawn at
- * random (--seed) from a mix of every kind the counters tell apart: READ and
- * WRITE (10/16), VERIFY (10/16, BYTCHK 0), SYNCHRONIZE CACHE (10/16), COMPARE
+ * random (--seed; each kind once first) from a mix of every kind the counters
+ * tell apart: READ and WRITE (10/16), VERIFY (10/16, BYTCHK 0), SYNCHRONIZE CACHE (10/16), COMPARE
  * AND WRITE (some made to miscompare on purpose), WRITE SAME (16) of zeros with
  * and without the UNMAP bit and with NDOB, WRITE SAME (16/10) of a pattern,
  * UNMAP with 1..8 descriptors (some of them empty), EXTENDED COPY between and
@@ -174,6 +174,7 @@ struct lflow {
 	unsigned *free_rec, nfree;
 	uint8_t *buf;    /* the pending command's data-out */
 	uint8_t *data;   /* MAX_IO blocks of write data (never all zero) */
+	uint64_t produced;
 };
 
 static uint64_t rnd(struct mixed *m, uint64_t n) { return n ? vrng_next(&m->rs) % n : 0; }
@@ -335,7 +336,9 @@ static int mixed_next(void *ctx, struct vcmd *c)
 	struct rec *r = &lf->rec[ri];
 	memset(r, 0, sizeof(*r));
 	c->user = ri;
-	enum op op = pick_op(m);
+	/* every kind once first (in the table's order), so even a short run sends each */
+	enum op op = lf->produced < NOPS ? (enum op)lf->produced : pick_op(m);
+	lf->produced++;
 	uint32_t n = 1 + (uint32_t)rnd(m, MAX_IO);
 	uint64_t max_ws = l->max_ws && l->max_ws < MAX_IO ? l->max_ws : MAX_IO;
 	uint32_t nws = 1 + (uint32_t)rnd(m, max_ws);

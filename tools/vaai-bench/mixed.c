@@ -7,8 +7,9 @@
  * simhost (the real ring, dispatch, handlers and pool). For --runtime seconds
  * two flows (flow.h), one per LUN, each keep --qd commands in flight, drawn at
  * random (--seed; each kind once first) from a mix of every kind the counters
- * tell apart: READ and WRITE (10/16), VERIFY (10/16, BYTCHK 0), SYNCHRONIZE CACHE (10/16), COMPARE
- * AND WRITE (some made to miscompare on purpose), WRITE SAME (16) of zeros with
+ * tell apart: READ and WRITE (10/16), VERIFY (10/16, BYTCHK 0), SYNCHRONIZE
+ * CACHE (10/16), COMPARE AND WRITE (some made to miscompare on purpose), WRITE
+ * SAME (16) of zeros with
  * and without the UNMAP bit and with NDOB, WRITE SAME (16/10) of a pattern,
  * UNMAP with 1..8 descriptors (some of them empty), EXTENDED COPY between and
  * within the LUNs, and refused ones (a one-byte parameter list, a segment

@@ -11,7 +11,7 @@
  *   vaai.c      WRITE SAME / UNMAP / COMPARE AND WRITE (scripts/bench/vaai)
  *   xcopy.c     EXTENDED COPY vs host copy (scripts/bench/xcopy)
  *   mixed.c     a mixed load on two LUNs whose counters must equal the generator's
- *               own counts (scripts/bench/counters-exact)
+ *               own counts (scripts/bench/counters-exact); mixed_check.c compares
  *   main.c      subcommand dispatch and the helpers below
  */
 #ifndef VAAI_BENCH_H

@@ -36,8 +36,8 @@
  * bytes, UNMAP's descriptors and bytes. Every answer is also checked against
  * the one the generator expects (GOOD, or the sense key and ASC/ASCQ).
  *
- * At the end each LUN's counters (simhost_lun_stats_json, the daemon's
- * snapshot) minus those taken after setup (INQUIRY, READ CAPACITY) must equal
+ * At the end (mixed_check.c) each LUN's counters (simhost_lun_stats_json, the
+ * daemon's snapshot) minus those taken after setup (INQUIRY, READ CAPACITY) must equal
  * the generator's counts key by key; latency counts must equal ok / failed and
  * the sum of their buckets; the daemon's latency sums (dispatch to completion)
  * may not exceed the generator's (submission to reap, which contains them);
@@ -59,6 +59,7 @@
 
 #include "bench.h"
 #include "flow.h"
+#include "mixed.h"
 #include "scsi_build.h"
 #include "simhost.h"
 #include "vaaid/endian.h"
@@ -71,7 +72,7 @@
 #define VOL_BLOCK 512u
 #define POOL_SIZE (512 * MIB)
 #define CAW_BLOCKS 2048u  /* LBAs [0, CAW_BLOCKS): only COMPARE AND WRITE writes there */
-#define MAX_IO 128u       /* blocks of a READ, WRITE, VERIFY, WRITE SAME, UNMAP descriptor, copy segment */
+#define MAX_IO 128u       /* most blocks of an I/O, an UNMAP descriptor, a copy segment */
 #define MAX_CAW 2u        /* blocks of a COMPARE AND WRITE (at most VPD B0's limit) */
 #define MAX_UNMAP_DESC 8u
 #define MAX_SEG 4u        /* segments of an EXTENDED COPY */
@@ -130,18 +131,6 @@ static const struct op_desc {
 			   ASC_INVALID_OPCODE},
 };
 
-/* The generator's counts for one LUN (the counters' meaning, lun_stats.h). */
-struct tally {
-	struct {
-		uint64_t ok, failed, bytes;
-		uint64_t lat_ok_ns, lat_failed_ns; /* its own latencies: submission to reap */
-	} k[VSTAT_KINDS];
-	uint64_t xcopy_src_bytes, xcopy_dst_bytes, caw_miscompares;
-	uint64_t ws_zero, ws_pattern, ws_unmap_bit, ws_zero_bytes, ws_pattern_bytes;
-	uint64_t unmap_descriptors, unmap_bytes;
-	uint64_t op_ok[NOPS], op_failed[NOPS];
-};
-
 /* One command in flight: what its GOOD answer counts. */
 struct rec {
 	enum op op;
@@ -164,6 +153,7 @@ struct mixed {
 	uint32_t *ver[NLUN]; /* per CAW block: its version */
 	uint8_t *busy[NLUN]; /* per CAW block: a CAW in flight */
 	struct tally t[NLUN];
+	uint64_t op_ok[NLUN][NOPS], op_failed[NLUN][NOPS]; /* per command sent */
 	uint64_t unexpected;
 };
 
@@ -212,7 +202,8 @@ static bool make_caw(struct lflow *lf, struct rec *r, struct vcmd *c, bool misco
 {
 	struct mixed *m = lf->m;
 	uint32_t bs = m->lim[lf->lun].block;
-	uint32_t n = 1 + (uint32_t)rnd(m, m->lim[lf->lun].max_caw < MAX_CAW ? m->lim[lf->lun].max_caw : MAX_CAW);
+	uint32_t max = m->lim[lf->lun].max_caw < MAX_CAW ? m->lim[lf->lun].max_caw : MAX_CAW;
+	uint32_t n = 1 + (uint32_t)rnd(m, max);
 	uint64_t lba = 0;
 	bool found = false;
 	for (int tries = 0; tries < 16 && !found; tries++) {
@@ -435,7 +426,8 @@ static int mixed_next(void *ctx, struct vcmd *c)
 		c->out = lf->buf;
 		c->out_len = 1;
 		break;
-	case OP_GET_LBA_STATUS: /* SBC-4 5.20: SERVICE ACTION IN(16) 12h, STARTING LBA, ALLOCATION LENGTH */
+	case OP_GET_LBA_STATUS:
+		/* SBC-4 5.20: SERVICE ACTION IN(16) 12h, STARTING LBA, ALLOCATION LENGTH */
 		memset(c->cdb, 0, 16);
 		c->cdb[0] = 0x9E;
 		c->cdb[1] = 0x12;
@@ -518,7 +510,7 @@ static int mixed_done(void *ctx, const struct vcmd *c, const struct simk_result 
 		t->k[kind].ok++;
 		t->k[kind].bytes += r->bytes;
 		t->k[kind].lat_ok_ns += to_ns(lat);
-		t->op_ok[r->op]++;
+		m->op_ok[lf->lun][r->op]++;
 		if (kind == VSTAT_WRITE_SAME) {
 			t->ws_unmap_bit += r->ws_unmap;
 			if (r->ws_zero) {
@@ -535,7 +527,7 @@ static int mixed_done(void *ctx, const struct vcmd *c, const struct simk_result 
 	} else {
 		t->k[kind].failed++;
 		t->k[kind].lat_failed_ns += to_ns(lat);
-		t->op_failed[r->op]++;
+		m->op_failed[lf->lun][r->op]++;
 		if (kind == VSTAT_CAW && k->status == SAM_STAT_CHECK_CONDITION && k->sense_len > 13 &&
 		    (k->sense[2] & 0x0F) == SK_MISCOMPARE)
 			t->caw_miscompares++;
@@ -562,161 +554,13 @@ static int mixed_done(void *ctx, const struct vcmd *c, const struct simk_result 
 	return 0;
 }
 
-/* ---------------------------------------------------------------- the comparison */
-
-static json_object *lun_counters(struct simhost *h, int lun)
-{
-	char *js = simhost_lun_stats_json(h, lun);
-	json_object *o = js ? json_tokener_parse(js) : NULL;
-	free(js);
-	return o;
-}
-
-/* The value at a dotted path ("commands.read.ok"); NULL when absent. */
-static json_object *at(json_object *o, const char *path)
-{
-	char key[64];
-	while (o && *path) {
-		size_t n = strcspn(path, ".");
-		snprintf(key, sizeof(key), "%.*s", (int)n, path);
-		if (!json_object_object_get_ex(o, key, &o))
-			return NULL;
-		path += n + (path[n] == '.');
-	}
-	return o;
-}
-
-struct cmp {
-	json_object *before, *after;
-	int lun;
-	uint64_t mismatches, compared;
-};
-
-/* after - before of a counter; false (a mismatch printed) when it is missing. */
-static bool delta(struct cmp *x, const char *path, uint64_t *d)
-{
-	json_object *a = at(x->after, path), *b = at(x->before, path);
-	if (!a || !b) {
-		fprintf(stderr, "counters_exact: LUN %d %s: missing from the counters\n", x->lun, path);
-		x->mismatches++;
-		return false;
-	}
-	*d = json_object_get_uint64(a) - json_object_get_uint64(b);
-	return true;
-}
-
-static void expect_eq(struct cmp *x, const char *path, uint64_t want)
-{
-	uint64_t d;
-	x->compared++;
-	if (delta(x, path, &d) && d != want) {
-		fprintf(stderr, "counters_exact: LUN %d %s: counters %llu, generator %llu\n", x->lun, path,
-			(unsigned long long)d, (unsigned long long)want);
-		x->mismatches++;
-	}
-}
-
-/* A latency histogram: count, the sum of its buckets, sum_ns <= the generator's. */
-static void expect_lat(struct cmp *x, const char *kind, const char *which, uint64_t count, uint64_t gen_ns)
-{
-	char p[96];
-	snprintf(p, sizeof(p), "commands.%s.%s.count", kind, which);
-	expect_eq(x, p, count);
-	snprintf(p, sizeof(p), "commands.%s.%s.sum_ns", kind, which);
-	uint64_t ns;
-	x->compared++;
-	if (delta(x, p, &ns) && (ns > gen_ns || (count && !ns))) {
-		fprintf(stderr, "counters_exact: LUN %d %s: counters %llu ns, generator %llu ns "
-			"(submission to reap contains dispatch to completion)\n", x->lun, p,
-			(unsigned long long)ns, (unsigned long long)gen_ns);
-		x->mismatches++;
-	}
-	snprintf(p, sizeof(p), "commands.%s.%s.buckets", kind, which);
-	json_object *a = at(x->after, p), *b = at(x->before, p);
-	uint64_t sum = 0;
-	x->compared++;
-	if (!a || !b || json_object_array_length(a) != VSTAT_BUCKETS ||
-	    json_object_array_length(b) != VSTAT_BUCKETS) {
-		fprintf(stderr, "counters_exact: LUN %d %s: missing or not %u buckets\n", x->lun, p,
-			VSTAT_BUCKETS);
-		x->mismatches++;
-		return;
-	}
-	for (size_t i = 0; i < VSTAT_BUCKETS; i++)
-		sum += json_object_get_uint64(json_object_array_get_idx(a, i)) -
-		       json_object_get_uint64(json_object_array_get_idx(b, i));
-	if (sum != count) {
-		fprintf(stderr, "counters_exact: LUN %d %s: buckets sum to %llu, generator %llu\n", x->lun, p,
-			(unsigned long long)sum, (unsigned long long)count);
-		x->mismatches++;
-	}
-}
-
-static void compare_lun(struct cmp *x, const struct tally *t, unsigned qd)
-{
-	char p[96];
-	for (unsigned k = 0; k < VSTAT_KINDS; k++) {
-		const char *kn = vstat_kind_name((enum vstat_kind)k);
-		snprintf(p, sizeof(p), "commands.%s.ok", kn);
-		expect_eq(x, p, t->k[k].ok);
-		snprintf(p, sizeof(p), "commands.%s.failed", kn);
-		expect_eq(x, p, t->k[k].failed);
-		snprintf(p, sizeof(p), "commands.%s.bytes", kn);
-		expect_eq(x, p, t->k[k].bytes);
-		expect_lat(x, kn, "latency_ok", t->k[k].ok, t->k[k].lat_ok_ns);
-		expect_lat(x, kn, "latency_failed", t->k[k].failed, t->k[k].lat_failed_ns);
-	}
-	expect_eq(x, "xcopy.src_bytes", t->xcopy_src_bytes);
-	expect_eq(x, "xcopy.dst_bytes", t->xcopy_dst_bytes);
-	expect_eq(x, "caw.miscompares", t->caw_miscompares);
-	expect_eq(x, "write_same.zero", t->ws_zero);
-	expect_eq(x, "write_same.pattern", t->ws_pattern);
-	expect_eq(x, "write_same.unmap_bit", t->ws_unmap_bit);
-	expect_eq(x, "write_same.zero_bytes", t->ws_zero_bytes);
-	expect_eq(x, "write_same.pattern_bytes", t->ws_pattern_bytes);
-	expect_eq(x, "unmap.descriptors", t->unmap_descriptors);
-	expect_eq(x, "unmap.bytes", t->unmap_bytes);
-	expect_eq(x, "out_of_space", 0);
-	for (unsigned u = 0; u < VSTAT_UAS; u++) {
-		snprintf(p, sizeof(p), "unit_attentions.%s", vstat_ua_name((enum vstat_ua)u));
-		expect_eq(x, p, 0);
-	}
-	/* absolute: nothing in flight now; at most --qd at once, whatever the setup saw */
-	json_object *in = at(x->after, "inflight"), *mx = at(x->after, "inflight_max");
-	uint64_t vin = in ? json_object_get_uint64(in) : UINT64_MAX;
-	uint64_t vmx = mx ? json_object_get_uint64(mx) : UINT64_MAX;
-	x->compared += 2;
-	if (vin != 0) {
-		fprintf(stderr, "counters_exact: LUN %d inflight: counters %llu, generator 0\n", x->lun,
-			(unsigned long long)vin);
-		x->mismatches++;
-	}
-	fprintf(stderr, "# LUN %d counters: inflight_max %llu (--qd %u)\n", x->lun, (unsigned long long)vmx, qd);
-	if (vmx < 1 || vmx > qd) {
-		fprintf(stderr, "counters_exact: LUN %d inflight_max: counters %llu, generator 1..%u\n", x->lun,
-			(unsigned long long)vmx, qd);
-		x->mismatches++;
-	}
-}
-
 static void report(const struct mixed *m, int lun)
 {
-	const struct tally *t = &m->t[lun];
-	for (unsigned k = 0; k < VSTAT_KINDS; k++)
-		fprintf(stderr, "# LUN %d %-14s ok %8llu  failed %6llu  bytes %12llu\n", lun,
-			vstat_kind_name((enum vstat_kind)k), (unsigned long long)t->k[k].ok,
-			(unsigned long long)t->k[k].failed, (unsigned long long)t->k[k].bytes);
-	fprintf(stderr, "# LUN %d xcopy src_bytes %llu dst_bytes %llu; caw miscompares %llu; write_same "
-		"zero %llu (%llu bytes) pattern %llu (%llu bytes) unmap_bit %llu; unmap descriptors %llu "
-		"(%llu bytes)\n", lun, (unsigned long long)t->xcopy_src_bytes,
-		(unsigned long long)t->xcopy_dst_bytes, (unsigned long long)t->caw_miscompares,
-		(unsigned long long)t->ws_zero, (unsigned long long)t->ws_zero_bytes,
-		(unsigned long long)t->ws_pattern, (unsigned long long)t->ws_pattern_bytes,
-		(unsigned long long)t->ws_unmap_bit, (unsigned long long)t->unmap_descriptors,
-		(unsigned long long)t->unmap_bytes);
+	tally_print(&m->t[lun], lun);
 	for (unsigned o = 0; o < NOPS; o++)
 		fprintf(stderr, "# LUN %d   %-42s ok %8llu  failed %6llu\n", lun, ops[o].name,
-			(unsigned long long)t->op_ok[o], (unsigned long long)t->op_failed[o]);
+			(unsigned long long)m->op_ok[lun][o],
+			(unsigned long long)m->op_failed[lun][o]);
 }
 
 /* ---------------------------------------------------------------- setup, run */
@@ -780,11 +624,12 @@ static int mixed_run(struct simhost *h, const struct mcfg *c, struct mixed *m)
 			rc = rc ? rc : -ENOMEM;
 	}
 	for (int i = 0; i < NLUN && !rc; i++)
-		if (!(before[i] = lun_counters(h, i)))
+		if (!(before[i] = tally_snapshot(h, i)))
 			rc = -EPROTO;
 	if (rc < 0)
 		goto out;
-	fprintf(stderr, "# %d LUNs of %llu MiB (%u-byte blocks), %u in flight on each, %.0f s, seed %llu\n",
+	fprintf(stderr, "# %d LUNs of %llu MiB (%u-byte blocks), %u in flight on each, %.0f s, "
+		"seed %llu\n",
 		NLUN, (unsigned long long)(VOL_SIZE / MIB), VOL_BLOCK, c->qd, c->runtime,
 		(unsigned long long)c->seed);
 	double deadline = bench_now() + c->runtime;
@@ -805,22 +650,19 @@ static int mixed_run(struct simhost *h, const struct mcfg *c, struct mixed *m)
 		secs > 0 ? (double)commands / secs : 0);
 	uint64_t mismatches = 0, compared = 0;
 	for (int i = 0; i < NLUN; i++) {
-		if (!(after[i] = lun_counters(h, i))) {
+		if (!(after[i] = tally_snapshot(h, i))) {
 			rc = -EPROTO;
 			goto out;
 		}
 		report(m, i);
-		struct cmp x = {.before = before[i], .after = after[i], .lun = i};
-		compare_lun(&x, &m->t[i], c->qd);
-		mismatches += x.mismatches;
-		compared += x.compared;
+		mismatches += tally_compare(before[i], after[i], i, &m->t[i], c->qd, &compared);
 	}
 	fprintf(stderr, "# %llu counters compared, %llu mismatches; %llu unexpected answers\n",
 		(unsigned long long)compared, (unsigned long long)mismatches,
 		(unsigned long long)m->unexpected);
 	for (int i = 0; i < NLUN; i++)
 		for (unsigned o = 0; o < NOPS; o++)
-			if (!m->t[i].op_ok[o] && !m->t[i].op_failed[o]) {
+			if (!m->op_ok[i][o] && !m->op_failed[i][o]) {
 				fprintf(stderr, "vaai-bench mixed: CHECK FAILED: LUN %d never sent %s\n", i,
 					ops[o].name);
 				failed = 1;
@@ -908,7 +750,8 @@ int bench_mixed_main(int argc, char **argv)
 	struct vpool_params prm = {.max_size = POOL_SIZE};
 	struct simhost *h;
 	char err[512] = "";
-	int rc = simhost_create_pool(pool, POOL_SIZE, &prm, SIMHOST_IO_URING, c.seed, &h, err, sizeof(err));
+	int rc = simhost_create_pool(pool, POOL_SIZE, &prm, SIMHOST_IO_URING, c.seed, &h, err,
+				     sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "vaai-bench mixed: %s\n", err);
 		free(m);

@@ -6,8 +6,12 @@
  *   recovery.c  memory per TiB mapped, per partial extent, open time after a
  *               clean close and after a kill -9 (helper subcommands run in
  *               fresh processes)
+ *   flow.c      commands kept in flight in LUN rings, one command waited for, a
+ *               LUN's limits (flow.h; used by vaai.c and mixed.c)
  *   vaai.c      WRITE SAME / UNMAP / COMPARE AND WRITE (scripts/bench/vaai)
  *   xcopy.c     EXTENDED COPY vs host copy (scripts/bench/xcopy)
+ *   mixed.c     a mixed load on two LUNs whose counters must equal the generator's
+ *               own counts (scripts/bench/counters-exact); mixed_check.c compares
  *   main.c      subcommand dispatch and the helpers below
  */
 #ifndef VAAI_BENCH_H
@@ -38,6 +42,7 @@ int bench_engine_main(int argc, char **argv);
 int bench_recovery_main(int argc, char **argv);
 int bench_xcopy_main(int argc, char **argv); /* xcopy.c: EXTENDED COPY vs host copy */
 int bench_vaai_main(int argc, char **argv); /* vaai.c: WRITE SAME / UNMAP / COMPARE AND WRITE */
+int bench_mixed_main(int argc, char **argv); /* mixed.c: counters exact under a mixed load */
 /* Helpers run in a fresh process by the recovery benchmark. */
 int bench_recovery_helper(int argc, char **argv);
 

@@ -5,6 +5,7 @@
  *   vaai-bench recovery [options]   (scripts/bench/recovery)
  *   vaai-bench vaai     [options]   (scripts/bench/vaai)
  *   vaai-bench xcopy    [options]   (scripts/bench/xcopy)
+ *   vaai-bench mixed    [options]   (scripts/bench/counters-exact)
  * Each prints its result lines on stdout and progress on stderr ("# ...").
  */
 #include <errno.h>
@@ -101,6 +102,8 @@ static void usage(void)
 		"                         [--crash-fill F] [--keep]\n"
 		"       vaai-bench vaai [options]    (WRITE SAME, UNMAP, COMPARE AND WRITE: scripts/bench/vaai)\n"
 		"       vaai-bench xcopy [options]   (EXTENDED COPY vs host copy: scripts/bench/xcopy)\n"
+		"       vaai-bench mixed [--runtime S] [--qd N] [--seed N] [--dir DIR] [--keep]\n"
+		"                         (counters exact under a mixed load: scripts/bench/counters-exact)\n"
 		"(the options of each are in its script's header; see docs/performance.md)\n");
 }
 
@@ -118,6 +121,8 @@ int main(int argc, char **argv)
 		return bench_xcopy_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "vaai"))
 		return bench_vaai_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "mixed"))
+		return bench_mixed_main(argc - 1, argv + 1);
 	if (argv[1][0] == '_')
 		return bench_recovery_helper(argc - 1, argv + 1);
 	usage();

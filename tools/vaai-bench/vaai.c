@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "flow.h"
 #include "scsi_build.h"
 #include "simhost.h"
 #include "vaaid/endian.h"
@@ -80,7 +81,7 @@
 #define MIB (1ull << 20)
 #define GRAN 4096u
 #define N_WAYS 8u
-#define MAX_BLOCK 4096u
+#define MAX_BLOCK BENCH_MAX_BLOCK
 #define UNMAP_LIST_MAX 65535u /* the 16-bit PARAMETER LIST LENGTH of UNMAP (SBC-4 5.31.1) */
 
 struct vcfg {
@@ -105,203 +106,6 @@ static bool all_zero(const uint8_t *b, size_t n)
 		if (b[i])
 			return false;
 	return true;
-}
-
-static void print_sense(const char *what, const struct simk_result *r)
-{
-	fprintf(stderr, "vaai-bench vaai: %s: status 0x%02x sense key 0x%x asc/ascq %02x/%02x\n", what,
-		r->status, r->sense[2] & 0xf, r->sense[12], r->sense[13]);
-}
-
-/* ---------------------------------------------------------------- the kernel side: a flow */
-
-struct vcmd {
-	uint8_t cdb[16];
-	uint8_t cdb_len;
-	const void *out; /* must stay valid until next() is called again */
-	size_t out_len, in_len;
-	uint64_t user;   /* the producer's note, handed back to done() */
-	/* flow_run's */
-	uint64_t tag;
-	double t0;
-	bool busy;
-};
-
-struct flow {
-	int lun;
-	unsigned qd;
-	double deadline; /* no new command after this time (0: none) */
-	/* 1: *c filled; 0: nothing to send now (the flow ends once nothing is in flight); <0 error */
-	int (*next)(void *ctx, struct vcmd *c);
-	/* one completion, lat = seconds from submission to reap; <0 stops the flow */
-	int (*done)(void *ctx, const struct vcmd *c, const struct simk_result *r, double lat);
-	void *ctx;
-	/* results */
-	uint64_t completed;
-	double t_first, t_last; /* first submission, last completion */
-};
-
-/*
- * Keep up to f->qd commands in flight until next() has nothing and nothing is
- * in flight (or the deadline passed and everything in flight completed).
- */
-static int flow_run(struct simhost *h, struct flow *f)
-{
-	struct vcmd *slot = calloc(f->qd, sizeof(*slot));
-	if (!slot)
-		return -ENOMEM;
-	struct vcmd pend;
-	bool have_pend = false, producing = true, started = false;
-	unsigned inflight = 0;
-	double progress = bench_now();
-	int rc = 0;
-	f->completed = 0;
-	f->t_first = f->t_last = 0;
-	for (;;) {
-		if (f->deadline > 0 && bench_now() >= f->deadline)
-			producing = false;
-		while (producing && inflight < f->qd) {
-			if (!have_pend) {
-				memset(&pend, 0, sizeof(pend));
-				int n = f->next(f->ctx, &pend);
-				if (n < 0) {
-					rc = n;
-					goto out;
-				}
-				if (n == 0)
-					break;
-				have_pend = true;
-			}
-			unsigned i = 0;
-			while (slot[i].busy)
-				i++;
-			double t = bench_now();
-			int s = simhost_submit(h, f->lun, pend.cdb, pend.cdb_len, pend.out, pend.out_len,
-					       pend.in_len, &pend.tag);
-			if (s == -EAGAIN)
-				break; /* the ring or its data area is full: reap first */
-			if (s < 0) {
-				rc = s;
-				goto out;
-			}
-			if (!started) {
-				f->t_first = t;
-				started = true;
-			}
-			pend.t0 = t;
-			pend.busy = true;
-			slot[i] = pend;
-			have_pend = false;
-			inflight++;
-		}
-		if (!inflight) {
-			if (have_pend && producing)
-				rc = -E2BIG; /* refused with nothing in flight: it can never fit */
-			break;
-		}
-		struct simhost_result res[64];
-		/* 0: nothing within 1 s; give up after 60 s without any completion */
-		int n = simhost_reap(h, res, 64, 1000);
-		if (n < 0) {
-			rc = n;
-			goto out;
-		}
-		double t = bench_now();
-		if (n == 0) {
-			if (t - progress > 60) {
-				fprintf(stderr, "vaai-bench vaai: no completion within 60 s\n");
-				rc = -ETIMEDOUT;
-				goto out;
-			}
-			continue;
-		}
-		progress = f->t_last = t;
-		for (int k = 0; k < n; k++) {
-			unsigned i = 0;
-			while (i < f->qd && !(slot[i].busy && slot[i].tag == res[k].tag))
-				i++;
-			if (i == f->qd) {
-				if (!rc)
-					rc = -EPROTO; /* a completion this flow did not submit */
-			} else {
-				slot[i].busy = false;
-				inflight--;
-				f->completed++;
-				if (!rc)
-					rc = f->done(f->ctx, &slot[i], &res[k].r, t - slot[i].t0);
-			}
-			simhost_result_free(&res[k]);
-		}
-		if (rc < 0)
-			goto out; /* simhost_close waits for what is still in flight */
-	}
-out:
-	free(slot);
-	return rc;
-}
-
-/* One command, waited for: 0 (GOOD, data-in copied to in), the SCSI status (> 0), or -errno. */
-static int cmd_sync(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len, void *in,
-		    size_t in_len)
-{
-	int rc = simhost_submit(h, lun, cdb, cdb_len, NULL, 0, in_len, NULL);
-	if (rc < 0)
-		return rc;
-	struct simhost_result r;
-	int n = 0;
-	for (int tries = 0; n == 0 && tries < 60; tries++)
-		n = simhost_reap(h, &r, 1, 1000);
-	if (n <= 0)
-		return n < 0 ? n : -ETIMEDOUT;
-	rc = r.r.status;
-	if (rc)
-		print_sense("command failed", &r.r);
-	else if (in)
-		memcpy(in, r.r.data_in, in_len < r.r.data_in_len ? in_len : r.r.data_in_len);
-	simhost_result_free(&r);
-	return rc;
-}
-
-/* What the LUN advertises (through the ring, as an initiator learns it). */
-struct lun_limits {
-	uint32_t block;           /* READ CAPACITY (16) LOGICAL BLOCK LENGTH IN BYTES */
-	uint64_t nblocks;         /* RETURNED LOGICAL BLOCK ADDRESS + 1 */
-	uint64_t max_ws;          /* VPD B0 MAXIMUM WRITE SAME LENGTH (0: no limit reported) */
-	uint32_t max_unmap_lba;   /* VPD B0 MAXIMUM UNMAP LBA COUNT */
-	uint32_t max_unmap_desc;  /* VPD B0 MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
-	uint8_t max_caw;          /* VPD B0 MAXIMUM COMPARE AND WRITE LENGTH */
-};
-
-static int lun_limits(struct simhost *h, int lun, struct lun_limits *l)
-{
-	/* INQUIRY with EVPD=1, PAGE CODE B0h, ALLOCATION LENGTH 64 (SPC-4 6.6.1). */
-	const uint8_t inq[6] = {0x12, 0x01, 0xB0, 0x00, 64, 0};
-	uint8_t b[64] = {0};
-	int rc = cmd_sync(h, lun, inq, sizeof(inq), b, sizeof(b));
-	if (rc)
-		return rc < 0 ? rc : -EIO;
-	/* SBC-4 6.6.4: PAGE LENGTH 3Ch. */
-	if (b[1] != 0xB0 || scsi_get_be16(b + 2) < 0x3C) {
-		fprintf(stderr, "vaai-bench vaai: VPD B0 is malformed\n");
-		return -EPROTO;
-	}
-	l->max_caw = b[5];
-	l->max_unmap_lba = scsi_get_be32(b + 20);
-	l->max_unmap_desc = scsi_get_be32(b + 24);
-	l->max_ws = scsi_get_be64(b + 36);
-	/* READ CAPACITY (16): SERVICE ACTION IN (16) 9Eh / 10h, ALLOCATION LENGTH 32 (SBC-4 5.23). */
-	const uint8_t rc16[16] = {0x9E, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0};
-	uint8_t c[32] = {0};
-	rc = cmd_sync(h, lun, rc16, sizeof(rc16), c, sizeof(c));
-	if (rc)
-		return rc < 0 ? rc : -EIO;
-	l->nblocks = scsi_get_be64(c) + 1;
-	l->block = scsi_get_be32(c + 8);
-	if (l->block < 512 || l->block > MAX_BLOCK || l->block & (l->block - 1)) {
-		fprintf(stderr, "vaai-bench vaai: unexpected block size %u\n", l->block);
-		return -EPROTO;
-	}
-	return 0;
 }
 
 /* The pool's used bytes, its extent size and a volume's mapped bytes (vpool_stats_json). */

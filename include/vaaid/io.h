@@ -355,6 +355,12 @@ struct vblk_rbd_conf {
 bool vblk_rbd_spec(const char *path); /* path names an RBD image ("rbd:" ...) */
 int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 		  uint64_t create_size, struct vblk **out);
+/* Open the image, taking its lock from the client that holds it: the lock is
+ * broken and that client blocklisted on the OSDs (fenced: everything it sends
+ * from then on fails with -ESHUTDOWN) before this one acquires it. Only on an
+ * explicit decision (`vaaictl pool takeover`), never on I/O. */
+int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		      struct vblk **out);
 /* Remove the image of spec (tests, and `pool create` undoing itself); -ENOENT if none. */
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf);
 

@@ -365,8 +365,59 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
 	return rc;
 }
 
+/*
+ * Take the image's exclusive lock from its holder (vblk_rbd_takeover): break
+ * the lock, which blocklists the holder's client on the OSDs (librbd's
+ * rbd_blocklist_on_break_lock), blocklist it once more explicitly (so the
+ * fence does not depend on that option), then acquire. From the moment the
+ * blocklist is committed, every operation of the old holder fails with
+ * -ESHUTDOWN (Ceph's EBLOCKLISTED), also those already in flight that the
+ * OSDs had not applied: a gateway that was only cut off cannot write after.
+ */
+static int break_lock(struct rdev *d)
+{
+	rbd_lock_mode_t mode;
+	char *owners[4];
+	size_t n = 4;
+	int rc = rbd_lock_get_owners(d->img, &mode, owners, &n);
+	if (rc == -ENOENT || (rc == 0 && n == 0))
+		return 0; /* released meanwhile */
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		vlog_warn(d->name, "taking over: breaking the lock of %s and blocklisting it",
+			  owners[i]);
+		rc = rbd_lock_break(d->img, RBD_LOCK_MODE_EXCLUSIVE, owners[i]);
+		if (rc == -ENOENT)
+			rc = 0; /* gone already */
+		if (rc == 0) {
+			int b = rados_blocklist_add(d->cluster, owners[i], 0);
+			if (b < 0)
+				vlog_warn(d->name, "blocklisting %s: %s (the lock break did)", owners[i],
+					  strerror(-b));
+		}
+	}
+	rbd_lock_get_owners_cleanup(owners, n);
+	return rc;
+}
+
+static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		      uint64_t create_size, bool takeover, struct vblk **out);
+
 int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 		  uint64_t create_size, struct vblk **out)
+{
+	return open_image(r, spec, conf, create_size, false, out);
+}
+
+int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		      struct vblk **out)
+{
+	return open_image(r, spec, conf, 0, true, out);
+}
+
+static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		      uint64_t create_size, bool takeover, struct vblk **out)
 {
 	struct vblk_rbd_name nm;
 	if (!r || !out || vblk_rbd_parse(spec, &nm) < 0 || create_size % VBLK_SECTOR)
@@ -399,6 +450,11 @@ int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_co
 		goto fail;
 	}
 	rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
+	if (rc == -EROFS && takeover) {
+		rc = break_lock(d);
+		if (rc == 0)
+			rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
+	}
 	if (rc < 0) {
 		fprintf(stderr, "vblk_rbd: %s: %s\n", d->name,
 			rc == -EROFS ? "its exclusive lock is held by another client (another gateway "

@@ -18,3 +18,9 @@ int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
 	(void)spec, (void)conf;
 	return -EPROTONOSUPPORT;
 }
+
+int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		      struct vblk **out)
+{
+	return vblk_rbd_open(r, spec, conf, 0, out);
+}

@@ -236,6 +236,12 @@ static void test_shipped_file(void **state)
 	assert_string_equal(d.metrics_listen, "");
 	assert_string_equal(c.metrics_listen, "127.0.0.1:9612");
 	memset(c.metrics_listen, 0, sizeof(c.metrics_listen));
+	/* the example's [ceph] settings: librados' defaults where they are not set */
+	assert_string_equal(d.ceph.conf, "");
+	assert_string_equal(c.ceph.conf, "/etc/ceph/ceph.conf");
+	assert_string_equal(c.ceph.client_id, "vaaid");
+	assert_string_equal(c.ceph.keyring, "/etc/ceph/ceph.client.vaaid.keyring");
+	memset(&c.ceph, 0, sizeof(c.ceph));
 	assert_memory_equal(&c, &d, sizeof(c)); /* nothing else differs */
 }
 

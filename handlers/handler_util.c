@@ -53,6 +53,13 @@ bool handler_check_data_out(struct scsi_cmd *cmd, uint64_t bytes)
 
 void handler_complete_pool_result(struct scsi_cmd *cmd, int res, bool write)
 {
+	if (res < 0 && res != -ENOSPC && vpool_fenced(vvol_pool(cmd->lun->vol))) {
+		/* Another gateway took the pool over and fenced this one (docs/ceph.md):
+		 * answered as a standby path (SPC-4 5.16.2.5), so the initiator sends the
+		 * command again on another path, to the gateway that serves the pool now. */
+		scsi_complete_sense(cmd, SK_NOT_READY, ASC_LU_NOT_ACCESSIBLE_PORT_STANDBY);
+		return;
+	}
 	switch (res) {
 	case 0:
 		scsi_complete_good(cmd);

@@ -170,6 +170,9 @@ struct vblk {
 	 * file's direct I/O for each): the pool then writes whole 4 KiB granules,
 	 * reading what it does not overwrite first (vblk_uring sets it at open). */
 	bool unaligned_writes_serialize;
+	/* The store refused this client for good: another gateway took the store over
+	 * and fenced this one (vblk_rbd: blocklisted, -ESHUTDOWN). Set by the store. */
+	bool fenced;
 };
 
 static inline int vblk_readv(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,

@@ -171,6 +171,10 @@ json_object *vpool_stats_json(const struct vpool *p);
  * "counters" (vpool_stats_json leaves it out: `status` keeps its shape). */
 json_object *vpool_counters_json(const struct vpool *p);
 struct vblk *vpool_dev(const struct vpool *p);
+/* Another gateway took the pool's store over and fenced this one (vblk.fenced):
+ * every command that reaches the pool fails (it has failed: p->failed) and the
+ * LUNs answer as a standby path (handlers/handler_util.c). */
+bool vpool_fenced(const struct vpool *p);
 /*
  * Soft threshold (SBC-4 4.7.3.7): cb(arg, true) when the pool's used bytes reach
  * used_limit from below, cb(arg, false) when they drop below it again; each

@@ -78,6 +78,11 @@ static void rreq_complete(struct rreq *q, ssize_t ret)
 	struct rdev *d = q->d;
 	struct vio_op *user = q->user;
 	int res = ret < 0 ? (int)ret : 0;
+	if (ret == -ESHUTDOWN && !d->b.fenced) {
+		d->b.fenced = true;
+		vlog_err(d->name, "FENCED: another gateway took this image over and the cluster "
+				  "blocklisted this client; nothing more is written here");
+	}
 	if (res == 0 && (q->kind == RREQ_READ || q->kind == RREQ_WRITE))
 		res = q->total > (uint64_t)INT32_MAX ? 0 : (int)q->total;
 	if (ret >= 0 && q->kind == RREQ_READ) {

@@ -184,7 +184,7 @@ int vvol_copy(struct vvol *sv, uint64_t so, struct vvol *dv, uint64_t dO, uint64
 		return -EINVAL;
 	if (p->readonly)
 		return -EROFS;
-	if (p->failed)
+	if (pool_check_failed(p))
 		return -EIO;
 	struct copy_req *c = calloc(1, sizeof(*c));
 	if (!c)

@@ -921,7 +921,7 @@ static void req_start_io(struct preq *rq)
 			return;
 		}
 	}
-	if (p->failed) {
+	if (pool_check_failed(p)) {
 		req_fail(rq, -EIO);
 		return;
 	}
@@ -1171,7 +1171,7 @@ static int req_submit(struct vvol *v, int op, uint64_t off, uint64_t len, const 
 		s->kind = classify(rq, s);
 		s->mode = mode_for(rq, s, s->kind);
 	}
-	if (p->failed) {
+	if (pool_check_failed(p)) {
 		req_fail(rq, -EIO);
 		return 0;
 	}

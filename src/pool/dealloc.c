@@ -398,7 +398,7 @@ static int dealloc_submit(struct vvol *v, uint64_t off, uint64_t len, enum dmode
 	d->mode = mode;
 	p->inflight++;
 	pool_req_track(p, &d->link, dreq_discard);
-	if (!len || p->failed) {
+	if (!len || pool_check_failed(p)) {
 		d->err = p->failed ? -EIO : 0;
 		dreq_end(d);
 		return 0;

@@ -628,6 +628,8 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 
 struct vblk *vpool_dev(const struct vpool *p) { return p->dev; }
 
+bool vpool_fenced(const struct vpool *p) { return p->dev->fenced || (p->jdev && p->jdev->fenced); }
+
 /* ---- volumes */
 
 static bool valid_name(const char *n)

@@ -175,6 +175,14 @@ void pool_mark_backed(struct vpool *p, uint64_t pext); /* its fallocate succeede
 enum free_kind { FREE_ANY, FREE_BACKED, FREE_UNBACKED };
 bool pool_find_free(const struct vpool *p, enum free_kind kind, uint64_t from, uint64_t *out);
 void pool_unreserve(struct vpool *p, uint64_t pext);
+/* The pool has failed (a journal or metadata write failed), or its store fenced this
+ * gateway (vpool_fenced: then it fails from now on): entry points refuse requests. */
+static inline bool pool_check_failed(struct vpool *p)
+{
+	if (!p->failed && vpool_fenced(p))
+		p->failed = true;
+	return p->failed;
+}
 /* discard.c: a freed extent, durable as free, back to the free map (discarded in the
  * store first where the store can); pool_discards_busy: some still in flight. */
 void pool_release_extent(struct vpool *p, uint64_t pext);

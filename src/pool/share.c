@@ -187,7 +187,7 @@ static int share_submit(struct vvol *src, uint64_t soff, struct vvol *dst, uint6
 		return -EINVAL;
 	if (p->readonly)
 		return -EROFS;
-	if (p->failed)
+	if (pool_check_failed(p))
 		return -EIO;
 	struct share_req *q = calloc(1, sizeof(*q));
 	if (!q)

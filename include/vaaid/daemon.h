@@ -87,7 +87,10 @@ struct vd_pool {
 	char path[VD_PATH_MAX];
 	struct vblk *dev;
 	struct vblk *jdev; /* the journal file (<path>.journal) of a pool in a regular file */
-	struct vpool *pool;
+	struct vpool *pool; /* NULL while standby */
+	/* An RBD pool whose image another gateway holds: not served here (no store
+	 * open, pool NULL) until `vaaictl pool takeover NAME` (vd_pool_takeover). */
+	bool standby;
 	int whole; /* VD_WHOLE_*, applied to dev when it is opened */
 	int group; /* VD_GROUP_*, applied to dev and jdev when they are opened */
 };
@@ -109,6 +112,11 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 		   uint64_t size, uint32_t extent, bool force, char *err, size_t errlen);
 struct vd_pool *vd_pool_find(struct vd_pools *ps, const char *name);
 void vd_pools_close(struct vd_pools *ps);
+/* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
+ * holder fenced (blocklisted), then the pool is opened here (recovery). -EINVAL: not
+ * a standby pool (err says why). Only an explicit decision calls it. */
+int vd_pool_takeover(struct vd_pools *ps, struct vreactor *r, const char *name, char *err,
+		     size_t errlen);
 
 /* ---- attached TCMU devices (src/daemon/devices.c) */
 struct vd_device;

@@ -121,9 +121,22 @@ static json_object *status_obj(const struct vd_control_env *c)
 	json_object *arr = json_object_new_array();
 	for (unsigned i = 0; i < c->pools->n; i++) {
 		struct vd_pool *vp = &c->pools->p[i];
+		if (vp->standby) { /* not served here: its name, path and state */
+			json_object *pj = json_object_new_object(), *pool = json_object_new_object();
+			json_object_object_add(pool, "name", json_object_new_string(vp->name));
+			json_object_object_add(pool, "path", json_object_new_string(vp->path));
+			json_object_object_add(pool, "state", json_object_new_string("standby"));
+			json_object_object_add(pj, "pool", pool);
+			json_object_object_add(pj, "volumes", json_object_new_array());
+			json_object_array_add(arr, pj);
+			continue;
+		}
 		json_object *pj = vpool_stats_json(vp->pool);
 		json_object *pool;
 		if (json_object_object_get_ex(pj, "pool", &pool)) {
+			/* active, or fenced: another gateway took it over (docs/ceph.md) */
+			json_object_object_add(pool, "state", json_object_new_string(
+				vpool_fenced(vp->pool) ? "fenced" : "active"));
 			json_object_object_add(pool, "name", json_object_new_string(vp->name));
 			json_object_object_add(pool, "path", json_object_new_string(vp->path));
 			/* A pool in a regular file keeps its journal in a file of its own
@@ -213,6 +226,8 @@ static json_object *pool_grow(const struct vd_control_env *c, char **tok, int nt
 	struct vd_pool *vp = vd_pool_find(c->pools, tok[2]);
 	if (!vp)
 		return vd_control_error("unknown pool '%s'", tok[2]);
+	if (vp->standby)
+		return vd_control_error("pool '%s' is standby here (another gateway serves it)", tok[2]);
 	int rc = vpool_grow(vp->pool, size);
 	if (rc == -EINVAL)
 		return vd_control_error("pool grow: %s is not larger than the pool by at least one extent "
@@ -231,6 +246,22 @@ static json_object *pool_grow(const struct vd_control_env *c, char **tok, int nt
 	return o;
 }
 
+/* pool takeover NAME: serve a standby RBD pool here, fencing the gateway that held it
+ * (what a cluster manager calls; never done on its own). */
+static json_object *pool_takeover(const struct vd_control_env *c, char **tok, int nt)
+{
+	if (nt != 3)
+		return vd_control_error("usage: pool takeover NAME");
+	char err[1200];
+	int rc = vd_pool_takeover(c->pools, c->r, tok[2], err, sizeof(err));
+	if (rc < 0)
+		return vd_control_error("%s", err);
+	vd_devices_watch_pools(c->devs);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	return o;
+}
+
 static json_object *volume_delete(const struct vd_control_env *c, char **tok, int nt)
 {
 	if (nt != 3)
@@ -241,6 +272,8 @@ static json_object *volume_delete(const struct vd_control_env *c, char **tok, in
 	struct vd_pool *vp = vd_pool_find(c->pools, pool);
 	if (!vp)
 		return vd_control_error("unknown pool '%s'", pool);
+	if (vp->standby)
+		return vd_control_error("pool '%s' is standby here (another gateway serves it)", pool);
 	if (!vpool_volume_find(vp->pool, vol))
 		return vd_control_error("no volume '%s' in that pool", vol);
 	if (vd_devices_uses(c->devs, pool, vol))
@@ -287,6 +320,8 @@ json_object *vd_control_answer(const struct vd_control_env *c, char *line)
 		return pool_create(c, tok, nt);
 	if (nt >= 2 && !strcmp(tok[0], "pool") && !strcmp(tok[1], "grow"))
 		return pool_grow(c, tok, nt);
+	if (nt >= 2 && !strcmp(tok[0], "pool") && !strcmp(tok[1], "takeover"))
+		return pool_takeover(c, tok, nt);
 	if (nt >= 2 && !strcmp(tok[0], "volume") && !strcmp(tok[1], "delete"))
 		return volume_delete(c, tok, nt);
 	if (!strcmp(tok[0], "stats"))

@@ -40,6 +40,8 @@ struct json_object *vd_control_stats(const struct vd_control_env *c, char **tok,
 	struct vd_pool *wp = want_pool ? vd_pool_find(c->pools, want_pool) : NULL;
 	if (want_pool && !wp)
 		return vd_control_error("unknown pool '%s'", want_pool);
+	if (wp && wp->standby)
+		return vd_control_error("pool '%s' is standby here (another gateway serves it)", want_pool);
 	if (want_vol && !vpool_volume_find(wp->pool, want_vol))
 		return vd_control_error("unknown volume '%s/%s'", want_pool, want_vol);
 
@@ -70,7 +72,7 @@ struct json_object *vd_control_stats(const struct vd_control_env *c, char **tok,
 	json_object *pools = json_object_new_array();
 	for (unsigned k = 0; k < c->pools->n; k++) {
 		struct vd_pool *vp = &c->pools->p[k];
-		if (want_pool && vp != wp)
+		if ((want_pool && vp != wp) || vp->standby) /* standby: nothing served here */
 			continue;
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "name", json_object_new_string(vp->name));

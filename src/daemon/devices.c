@@ -260,6 +260,12 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 		rc = -ENOENT;
 		goto fail;
 	}
+	if (vp->standby) {
+		vlog_err(d->label, "%s: pool '%s' is standby here (another gateway serves it; "
+			 "`vaaictl pool takeover %s` takes it over)", un.dev, d->pool, d->pool);
+		rc = -EBUSY;
+		goto fail;
+	}
 	if (vd_devices_uses(ds, d->pool, d->volume)) {
 		vlog_err(d->label, "%s: volume %s/%s is already served by another backstore: refused",
 			 un.dev, d->pool, d->volume);

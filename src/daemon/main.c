@@ -212,6 +212,11 @@ static void status_line(void *arg, char *buf, size_t len)
 	int n = snprintf(buf, len, "serving %u LUN(s)", vd_devices_count(dm->devs));
 	for (unsigned i = 0; i < dm->pools.n && n >= 0 && (size_t)n < len; i++) {
 		struct vpool_stats st;
+		if (dm->pools.p[i].standby) {
+			n += snprintf(buf + n, len - (size_t)n, "%s pool %s standby", i ? "," : ";",
+				      dm->pools.p[i].name);
+			continue;
+		}
 		vpool_get_stats(dm->pools.p[i].pool, &st);
 		unsigned pct = st.capacity ? (unsigned)(st.used * 100 / st.capacity) : 0;
 		n += snprintf(buf + n, len - (size_t)n, "%s pool %s %u%% used", i ? "," : ";",
@@ -237,15 +242,19 @@ static char *metrics_snap(void *arg, size_t *len)
 			luns[k].volume = info.volume;
 			memcpy(luns[k].naa, info.naa, 16);
 		}
+		unsigned np = 0; /* the pools served here (not the standby ones) */
 		for (unsigned i = 0; i < dm->pools.n; i++) {
-			pools[i].name = dm->pools.p[i].name;
-			vpool_get_stats(dm->pools.p[i].pool, &pools[i].stats);
-			pools[i].soft_threshold = vaaid_soft_threshold_bytes(dm->pools.p[i].pool,
-									     dm->conf.soft_threshold);
+			if (dm->pools.p[i].standby)
+				continue;
+			struct vd_metrics_pool *mp = &pools[np++];
+			mp->name = dm->pools.p[i].name;
+			vpool_get_stats(dm->pools.p[i].pool, &mp->stats);
+			mp->soft_threshold = vaaid_soft_threshold_bytes(dm->pools.p[i].pool,
+									dm->conf.soft_threshold);
 			for (unsigned j = 0; j < k; j++)
-				pools[i].luns += !strcmp(luns[j].pool, pools[i].name);
+				mp->luns += !strcmp(luns[j].pool, mp->name);
 		}
-		text = vd_metrics_format(luns, k, pools, dm->pools.n, len);
+		text = vd_metrics_format(luns, k, pools, np, len);
 	}
 	free(luns);
 	free(pools);

@@ -72,13 +72,14 @@ static void apply_group_flush(const struct vd_pool *vp, struct vblk *b)
 		vblk_uring_set_group_flush(b, vp->group == VD_GROUP_ON ? VBLK_GROUP_FLUSH_DEFAULT : 0);
 }
 
-static int open_one(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r, char *err,
-		    size_t errlen)
+static int open_store_as(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
+			 bool takeover, char *err, size_t errlen)
 {
 	struct vpool_open_report rep;
 	memset(&rep, 0, sizeof(rep));
 	struct vblk_rbd_conf rbd = rbd_conf(ps);
-	int rc = vblk_open_store(r, vp->path, 0, &rbd, &vp->dev);
+	int rc = takeover ? vblk_rbd_takeover(r, vp->path, &rbd, &vp->dev)
+			  : vblk_open_store(r, vp->path, 0, &rbd, &vp->dev);
 	if (rc < 0) {
 		snprintf(err, errlen, "pool '%s': cannot open %s: %s", vp->name, vp->path, strerror(-rc));
 		return rc;
@@ -119,6 +120,12 @@ static int open_one(const struct vd_pools *ps, struct vd_pool *vp, struct vreact
 			  vp->name, vp->group == VD_GROUP_ON ? "group_flush = on"
 							     : "its device has a volatile write cache without FUA");
 	return 0;
+}
+
+static int open_one(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r, char *err,
+		    size_t errlen)
+{
+	return open_store_as(ps, vp, r, false, err, errlen);
 }
 
 /*
@@ -202,6 +209,13 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 			rc = open_one(ps, vp, r, err, errlen);
 			if (rc == -ENOENT)
 				rc = create_one(ps, vp, r, pc->size, pc->extent, err, errlen);
+			if (rc == -EBUSY) { /* another gateway serves it: standby here */
+				vlog_warn(vp->name, "pool %s: standby (another gateway holds %s; "
+					  "`vaaictl pool takeover %s` takes it over)", vp->name, vp->path,
+					  vp->name);
+				vp->standby = true;
+				rc = 0;
+			}
 		} else {
 			rc = stat(pc->path, &st) == 0 ? open_one(ps, vp, r, err, errlen)
 						      : create_one(ps, vp, r, pc->size, pc->extent, err,
@@ -365,6 +379,28 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 	if (rc == 0)
 		ps->n++;
 	return rc;
+}
+
+int vd_pool_takeover(struct vd_pools *ps, struct vreactor *r, const char *name, char *err,
+		     size_t errlen)
+{
+	struct vd_pool *vp = vd_pool_find(ps, name);
+	if (!vp) {
+		snprintf(err, errlen, "unknown pool '%s'", name);
+		return -ENOENT;
+	}
+	if (!vp->standby) {
+		snprintf(err, errlen, "pool '%s' is %s", name,
+			 vblk_rbd_spec(vp->path) ? "served by this gateway already"
+						 : "not on RBD: only an RBD pool has another gateway");
+		return -EINVAL;
+	}
+	int rc = open_store_as(ps, vp, r, true, err, errlen);
+	if (rc < 0)
+		return rc;
+	vp->standby = false;
+	vlog_warn(vp->name, "pool %s taken over (%s): served by this gateway", vp->name, vp->path);
+	return 0;
 }
 
 void vd_pools_close(struct vd_pools *ps)

@@ -5,8 +5,10 @@
  * journal inside) when the image is missing, and opened again after a close
  * with a volume's acknowledged data intact; `pool create` makes a new image
  * and refuses an existing one (-EEXIST, the image kept), --force (-EINVAL) and
- * a second pool on the same image; a second daemon's open of an image the
- * first holds fails (-EBUSY: the exclusive lock) and leaves the first serving.
+ * a second pool on the same image; in a second daemon the pool whose image the
+ * first holds is standby (not served; the first keeps serving), until `pool
+ * takeover` there: the first is fenced (its writes and reads fail, also of
+ * blocks never written), the second serves the acknowledged data.
  * Thin through to Ceph: the data region of the image holds exactly the bytes
  * written (what Ceph stores, read through a read-only open), and once a
  * deallocation is durable its extents are discarded in the image: Ceph holds
@@ -135,12 +137,17 @@ static void test_configured_pool(void **state)
 	assert_int_equal(io(r, v, true, buf, 3 * MIB, MIB), 0);
 	assert_int_equal(io(r, v, true, buf, 8 * MIB + 4096, 8192), 0); /* a small write */
 
-	/* a second daemon: the image is held, its open fails, the first keeps serving */
+	/* a second daemon: the image is held, the pool is standby there, the first
+	 * keeps serving */
 	err[0] = 0;
-	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), -EBUSY);
-	assert_non_null(strstr(err, img_a));
+	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
+	assert_true(ps2->p[0].standby);
+	assert_null(ps2->p[0].pool);
 	assert_int_equal(io(r, v, false, back, 3 * MIB, MIB), 0);
 	assert_memory_equal(buf, back, MIB);
+	assert_int_equal(vd_pool_takeover(ps, r, "cp", err, sizeof(err)), -EINVAL); /* served here */
+	assert_non_null(strstr(err, "already"));
+	assert_int_equal(vd_pool_takeover(ps2, r, "nope", err, sizeof(err)), -ENOENT);
 
 	/* pool create: a new image; never an existing one or the same image twice */
 	assert_int_equal(vd_pool_create(ps, r, "cp2", img_b, 128 * MIB, 0, false, err, sizeof(err)), 0);
@@ -152,7 +159,22 @@ static void test_configured_pool(void **state)
 	assert_non_null(strstr(err, "--force"));
 	assert_int_equal(vd_pool_create(ps, r, "cp3", "rbd:rbd", 128 * MIB, 0, false, err, sizeof(err)),
 			 -EINVAL);
-	vd_pools_close(ps);
+	/* the second daemon takes the pool over: the first is fenced (its writes and
+	 * reads fail from now on), the second serves the acknowledged data */
+	assert_int_equal(vd_pool_takeover(ps2, r, "cp", err, sizeof(err)), 0);
+	assert_false(ps2->p[0].standby);
+	assert_non_null(ps2->p[0].pool);
+	assert_true(io(r, v, true, buf, 5 * MIB, 4096) < 0);
+	assert_true(vpool_fenced(ps->p[0].pool));
+	assert_true(io(r, v, false, back, 40 * MIB, 4096) < 0); /* never written: not from memory */
+	struct vvol *v2 = vpool_volume_find(ps2->p[0].pool, "vol");
+	assert_non_null(v2);
+	memset(back, 0, MIB);
+	assert_int_equal(io(r, v2, false, back, 3 * MIB, MIB), 0);
+	assert_memory_equal(buf, back, MIB);
+	assert_int_equal(vd_pool_takeover(ps2, r, "cp", err, sizeof(err)), -EINVAL);
+	vd_pools_close(ps2); /* releases the lock */
+	vd_pools_close(ps);  /* fenced: cannot checkpoint; its stores close */
 
 	/* reopened (the image exists now): the acknowledged data is there */
 	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);

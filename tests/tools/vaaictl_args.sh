@@ -47,6 +47,8 @@ bad 2 "may not contain white space" pool create p '/var/lib/my pool' 1G
 bad 2 "may not contain white space" pool create p $'/var/lib/p\nstatus' 1G
 bad 2 "an empty argument" pool create p '' 1G
 bad 2 "'pool grow' needs NAME SIZE" pool grow p
+bad 2 "'pool takeover' needs NAME" pool takeover
+bad 2 "'pool takeover' needs NAME" pool takeover a b
 bad 2 "bad size '-5G'" pool grow p -5G
 bad 2 "'volume delete' needs POOL/VOLUME" volume delete
 bad 2 "'volume delete' needs POOL/VOLUME" volume delete a/b c
@@ -62,6 +64,8 @@ reaches volume list
 reaches pool create p /var/lib/p 1G
 reaches pool create p /var/lib/p 1G --extent 4M --force
 reaches pool grow p 2T
+reaches pool takeover p
+reaches pool create c rbd:vaai/c.img 1T
 reaches volume delete default/vol0
 reaches stats
 reaches --json stats default

@@ -43,13 +43,15 @@ int vaaictl_usage(FILE *err)
 		"       vaaictl [--socket PATH] [--json] pool list | volume list\n"
 		"       vaaictl [--socket PATH] pool create NAME PATH SIZE [--extent SIZE] [--force]\n"
 		"       vaaictl [--socket PATH] pool grow NAME SIZE\n"
+		"       vaaictl [--socket PATH] pool takeover NAME\n"
 		"       vaaictl [--socket PATH] volume delete POOL/VOLUME\n"
 		"       vaaictl [--socket PATH] [--json] stats [POOL[/VOLUME]]\n"
 		"       vaaictl [--socket PATH] top [--interval SECONDS]\n"
 		"pool create makes PATH a new sparse file; with --force PATH may also be an\n"
 		"existing block device or file (at least SIZE bytes, not in use, holding no\n"
 		"vaaid pool), which is then formatted: its data is lost. PATH rbd:CEPHPOOL/IMAGE\n"
-		"makes a new Ceph RBD image of SIZE bytes (vaaid.conf [ceph]; docs/ceph.md).\n");
+		"makes a new Ceph RBD image of SIZE bytes (vaaid.conf [ceph]; docs/ceph.md).\n"
+		"pool takeover serves a standby RBD pool here, fencing the gateway that held it.\n");
 	return 2;
 }
 
@@ -189,6 +191,10 @@ int vaaictl_parse(int argc, char **argv, FILE *err, struct vaaictl_req *q)
 			return 2;
 		}
 		return put_line(q, err, "pool grow %s %" PRIu64, a[2], size);
+	} else if (is_pool && !strcmp(verb, "takeover")) {
+		if (n != 3)
+			return usage_error(err, "'pool takeover' needs NAME");
+		return put_line(q, err, "pool takeover %s", a[2]);
 	} else if (is_volume && !strcmp(verb, "delete")) {
 		if (n != 3)
 			return usage_error(err, "'volume delete' needs POOL/VOLUME");

@@ -92,6 +92,18 @@ bool pool_any_data(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g
 	return s != UINT64_MAX && pool_any_valid(p, s, g0, g1);
 }
 
+uint32_t pool_count_data(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1)
+{
+	if (g0 >= g1)
+		return 0;
+	if (!pool_validity(p, pext))
+		return g1 - g0; /* fully valid */
+	uint32_t n = 0;
+	for (uint32_t g = g0; g < g1; g++)
+		n += pool_granule_has_data(p, pext, g);
+	return n;
+}
+
 bool pool_hydr_complete(const struct vpool *p, uint64_t pext)
 {
 	uint64_t s = pool_hydr_src(p, pext);

@@ -260,6 +260,44 @@ static void test_dealloc_shared_and_redirected(void **state)
 	env_close(&e);
 }
 
+/*
+ * 1 MiB extents (256 granules: a validity bitmap of 4 words): the granules
+ * counted across word boundaries, at the range's ends and in the middle, for a
+ * cleared range and for an extent unmapped whole; a redirected extent counts
+ * its own granules and its source's.
+ */
+static void test_dealloc_count_words(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 32 * MIB, MIB, 0);
+	struct vvol *v, *b;
+	assert_int_equal(vpool_volume_create(e.p, "v", 8 * MIB, 512, &v), 0);
+	assert_int_equal(vpool_volume_create(e.p, "b", 8 * MIB, 512, &b), 0);
+	static const uint32_t gs[] = {1, 62, 63, 64, 65, 127, 128, 130, 191, 192, 254, 255};
+	for (unsigned i = 0; i < sizeof(gs) / sizeof(gs[0]); i++)
+		fill(&e, v, (uint64_t)gs[i] * G, G, 0x11);
+	/* granules 63..199 fully covered (the range starts and ends inside granules 62
+	 * and 200): 63, 64, 65, 127, 128, 130, 191, 192 */
+	assert_int_equal(vdeall(&e, D_DEALLOC, v, 62 * G + 512, (200 - 62) * G), 8 * G);
+	/* granules 0..63 (a word): 1 and 62 */
+	assert_int_equal(vdeall(&e, D_DEALLOC, v, 0, 64 * G), 2 * G);
+	/* the rest, 254 and 255, with the extent unmapped whole */
+	assert_int_equal(vdeall(&e, D_DEALLOC, v, 0, MIB), 2 * G);
+	assert_int_equal(used(&e), 0);
+	/* redirected, source granules 0..99 and 200..255, its own 150 and 250 */
+	fill(&e, v, 0, 100 * G, 0x22);
+	fill(&e, v, 200 * G, 56 * G, 0x22);
+	assert_int_equal(vcopy(&e, v, 0, b, 0, MIB).shared, MIB);
+	vpool_hydration_pause(e.p, true);
+	fill(&e, b, 150 * G, G, 0x33);
+	fill(&e, b, 250 * G, G, 0x33);
+	assert_int_equal(vdeall(&e, D_DEALLOC, b, 0, MIB), (100 + 1 + 56) * G);
+	vpool_hydration_pause(e.p, false);
+	assert_int_equal(vpool_hydration_wait(e.p), 0);
+	env_close(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_copy_report_out_of_space),
 		cmocka_unit_test(test_dealloc_mapped_only),
 		cmocka_unit_test(test_dealloc_shared_and_redirected),
+		cmocka_unit_test(test_dealloc_count_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,6 +117,13 @@ static void lun_metrics(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 	     "(destination).");
 	PER_LUN(f, luns, n, "vaaid_xcopy_bytes_total", ",side=\"source\"", st->xcopy_src_bytes);
 	PER_LUN(f, luns, n, "vaaid_xcopy_bytes_total", ",side=\"destination\"", st->xcopy_dst_bytes);
+	head(f, "vaaid_xcopy_shared_bytes_total", "counter",
+	     "Bytes of EXTENDED COPY the pool did by sharing whole extents (no data moved), on the "
+	     "destination LUN.");
+	PER_LUN(f, luns, n, "vaaid_xcopy_shared_bytes_total", "", st->xcopy_shared_bytes);
+	head(f, "vaaid_xcopy_copied_bytes_total", "counter",
+	     "Bytes of EXTENDED COPY the pool read and wrote, on the destination LUN.");
+	PER_LUN(f, luns, n, "vaaid_xcopy_copied_bytes_total", "", st->xcopy_copied_bytes);
 	head(f, "vaaid_caw_miscompares_total", "counter",
 	     "COMPARE AND WRITE (ATS) answered MISCOMPARE.");
 	PER_LUN(f, luns, n, "vaaid_caw_miscompares_total", "", st->caw_miscompares);
@@ -135,6 +142,13 @@ static void lun_metrics(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 	PER_LUN(f, luns, n, "vaaid_unmap_descriptors_total", "", st->unmap_descriptors);
 	head(f, "vaaid_unmap_bytes_total", "counter", "Bytes named by UNMAPs answered GOOD.");
 	PER_LUN(f, luns, n, "vaaid_unmap_bytes_total", "", st->unmap_bytes);
+	head(f, "vaaid_deallocated_bytes_total", "counter",
+	     "Bytes that held data and the pool deallocated (left the volume's map), by kind of "
+	     "command (write_same: of zeros; unmap).");
+	PER_LUN(f, luns, n, "vaaid_deallocated_bytes_total", ",kind=\"write_same\"",
+		st->ws_deallocated_bytes);
+	PER_LUN(f, luns, n, "vaaid_deallocated_bytes_total", ",kind=\"unmap\"",
+		st->unmap_deallocated_bytes);
 	head(f, "vaaid_out_of_space_total", "counter",
 	     "Commands answered DATA PROTECT / SPACE ALLOCATION FAILED WRITE PROTECT (27h/07h).");
 	PER_LUN(f, luns, n, "vaaid_out_of_space_total", "", st->out_of_space);

@@ -63,6 +63,10 @@ static void fill(void)
 	lun.stats.cmd[VSTAT_CAW].lat_ok.bucket[9] = 2; /* < 2^19 ns */
 	lun.stats.cmd[VSTAT_CAW].lat_ok.bucket[10] = 1;
 	lun.stats.xcopy_dst_bytes = 4194304;
+	lun.stats.xcopy_shared_bytes = 3145728;
+	lun.stats.xcopy_copied_bytes = 1048576;
+	lun.stats.ws_deallocated_bytes = 12288;
+	lun.stats.unmap_deallocated_bytes = 8192;
 	lun.stats.caw_miscompares = 2;
 	lun.stats.out_of_space = 1;
 	lun.stats.ua_posted[VSTAT_UA_THRESHOLD] = 1;
@@ -132,6 +136,11 @@ static void test_format(void **state)
 	assert_non_null(strstr(t, "vaaid_commands_total{" L ",kind=\"caw\",result=\"failed\"} 2\n"));
 	assert_non_null(strstr(t, "vaaid_command_bytes_total{" L ",kind=\"caw\"} 1536\n"));
 	assert_non_null(strstr(t, "vaaid_xcopy_bytes_total{" L ",side=\"destination\"} 4194304\n"));
+	assert_non_null(strstr(t, "vaaid_xcopy_shared_bytes_total{" L "} 3145728\n"));
+	assert_non_null(strstr(t, "vaaid_xcopy_copied_bytes_total{" L "} 1048576\n"));
+	assert_non_null(strstr(t, "vaaid_deallocated_bytes_total{" L ",kind=\"write_same\"} 12288\n"));
+	assert_non_null(strstr(t, "vaaid_deallocated_bytes_total{" L ",kind=\"unmap\"} 8192\n"));
+	assert_non_null(strstr(t, "# TYPE vaaid_deallocated_bytes_total counter\n"));
 	assert_non_null(strstr(t, "vaaid_caw_miscompares_total{" L "} 2\n"));
 	assert_non_null(strstr(t, "vaaid_out_of_space_total{" L "} 1\n"));
 	assert_non_null(strstr(t, "vaaid_unit_attentions_total{" L ",condition=\"threshold\"} 1\n"));

@@ -7,7 +7,8 @@
 # HTTP/9.9, a 70 KB header, a 100 KB URL, a negative Content-Length, broken
 # chunking), and GETs of /metrics back to back. It fails when the disk completed
 # no I/O for more than 2 s during the abuse, when an I/O took 5 s or more, or
-# when a plain GET /metrics is not served afterwards. (Shown red with the
+# when a plain GET /metrics is not served again within 15 s afterwards (the
+# endpoint drops idle connections after 10 s). (Shown red with the
 # reactor's snapshot sleeping 3 s: docs/observability.md.)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """The Prometheus endpoint under data-path load, in the LIO guest (issue 25).
 
-How this file works: one module, two commands, sharing the scraper (one timed
+How this file works: one module, three commands, sharing the scraper (one timed
 GET /metrics), the fio launcher (randrw 4k, direct, libaio, iodepth 32, one job
 per disk, JSON result) and the disks' completion counters (/sys/block/X/stat).
 
-  bench DISK...   (scripts/bench/scrape, tests/vm/bench-guest-scrape.sh)
-      BLOCKS rounds, each of three blocks side by side: K scrapes with the data
-      path idle; fio for RUNTIME s while a scraper GETs /metrics every GAP s
-      (the loaded scrapes); fio for RUNTIME s without scraping. Prints
+  round LABEL DISK...   (tests/vm/bench-guest-scrape.sh, once per round and daemon)
+      Three blocks side by side: K scrapes with the data path idle; fio for
+      RUNTIME s while a scraper GETs /metrics every GAP s (the loaded scrapes);
+      fio for RUNTIME s without scraping. Appends its times to RESULTS.
+  report          (after the rounds) prints, per LABEL (" daemon=LABEL" added
+      when the label is not empty):
         scrape_size bytes=B lines=L
         scrape_latency luns=N idle_p99_ms=A loaded_p99_ms=B ratio=R
         scrape_cost fio_iops_noscrape=X fio_iops_scraping=Y ratio=Z ...
-      (p99: the nearest-rank percentile of every scrape of the run; IOPS: the
-      median of the rounds' fio runs). Times are printed, never asserted.
+      (p99: the nearest-rank percentile of every scrape of the label's rounds;
+      IOPS: the median of its rounds' fio runs). Times are printed, never asserted.
 
   abuse DISK      (tests/vm/t_metrics_abuse.sh)
       fio on DISK; after a few seconds, for ABUSE s: more connections than the
@@ -115,50 +117,61 @@ def scrape_ok():
 
 # ---- bench
 
-def bench(disks):
-    blocks = int(os.environ.get("BLOCKS", "3"))
+def bench_round(label, disks):
+    """One round of the three blocks; its measurements appended to RESULTS (JSON lines)."""
     k = int(os.environ.get("K", "40"))
     runtime = int(os.environ.get("RUNTIME", "20"))
     gap = float(os.environ.get("GAP", "0.1"))
     _, body = scrape_ok()
-    size = len(body)
-    lines = body.count(b"\n")
-    print("scrape_size bytes=%d lines=%d" % (size, lines), flush=True)
-    idle, loaded, iops_scr, iops_no, cmax_scr, cmax_no = [], [], [], [], [], []
-    for b in range(blocks):
-        t = []
-        for _ in range(k):
-            t.append(scrape_ok()[0])
-            time.sleep(gap)
-        idle += t
-        log("round %d idle: %d scrapes, p50 %.1f ms, max %.1f ms"
-            % (b + 1, len(t), statistics.median(t) * 1e3, max(t) * 1e3))
-        p = fio_start(disks, runtime)
-        time.sleep(2)  # fio at full depth
-        t = []
-        while p.poll() is None:
-            dt = scrape_ok()[0]
-            if p.poll() is None:  # a scrape that ended after fio did is not a loaded one
-                t.append(dt)
-            time.sleep(gap)
-        iops, cmax = fio_result(p)
-        loaded += t
-        iops_scr.append(iops)
-        cmax_scr.append(cmax)
-        log("round %d loaded: %d scrapes, p50 %.1f ms, max %.1f ms; fio %.0f IOPS, clat max %.0f ms"
-            % (b + 1, len(t), statistics.median(t) * 1e3, max(t) * 1e3, iops, cmax * 1e3))
-        iops, cmax = fio_result(fio_start(disks, runtime))
-        iops_no.append(iops)
-        cmax_no.append(cmax)
-        log("round %d fio alone: %.0f IOPS, clat max %.0f ms" % (b + 1, iops, cmax * 1e3))
-    a, l = p99(idle), p99(loaded)
-    print("scrape_latency luns=%d idle_p99_ms=%.1f loaded_p99_ms=%.1f ratio=%.2f"
-          % (len(disks), a * 1e3, l * 1e3, l / a), flush=True)
-    x, y = statistics.median(iops_no), statistics.median(iops_scr)
-    print("scrape_cost fio_iops_noscrape=%.0f fio_iops_scraping=%.0f ratio=%.3f "
-          "clat_max_ms_noscrape=%.0f clat_max_ms_scraping=%.0f scrapes_idle=%d scrapes_loaded=%d"
-          % (x, y, y / x, max(cmax_no) * 1e3, max(cmax_scr) * 1e3, len(idle), len(loaded)),
-          flush=True)
+    r = {"label": label, "luns": len(disks), "bytes": len(body), "lines": body.count(b"\n")}
+    t = []
+    for _ in range(k):
+        t.append(scrape_ok()[0])
+        time.sleep(gap)
+    r["idle"] = t
+    p = fio_start(disks, runtime)
+    time.sleep(2)  # fio at full depth
+    t = []
+    while p.poll() is None:
+        dt = scrape_ok()[0]
+        if p.poll() is None:  # a scrape that ended after fio did is not a loaded one
+            t.append(dt)
+        time.sleep(gap)
+    r["loaded"] = t
+    r["iops_scraping"], r["clat_max_scraping"] = fio_result(p)
+    r["iops_noscrape"], r["clat_max_noscrape"] = fio_result(fio_start(disks, runtime))
+    log("%s: idle %d scrapes p50 %.1f ms max %.1f ms; loaded %d scrapes p50 %.1f ms max %.1f ms; "
+        "fio %.0f IOPS scraping (clat max %.0f ms), %.0f alone (clat max %.0f ms)"
+        % (label or "round", len(r["idle"]), statistics.median(r["idle"]) * 1e3,
+           max(r["idle"]) * 1e3, len(t), statistics.median(t) * 1e3, max(t) * 1e3,
+           r["iops_scraping"], r["clat_max_scraping"] * 1e3, r["iops_noscrape"],
+           r["clat_max_noscrape"] * 1e3))
+    with open(os.environ.get("RESULTS", "/tmp/scrape-results.jsonl"), "a") as f:
+        f.write(json.dumps(r) + "\n")
+    return 0
+
+
+def bench_report():
+    """The benchmark's lines, per label in the order first seen: every scrape of its
+    rounds for the p99s, the median of its rounds' fio runs for the IOPS."""
+    rows = [json.loads(x) for x in open(os.environ.get("RESULTS", "/tmp/scrape-results.jsonl"))]
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    for lab in labels:
+        rs = [r for r in rows if r["label"] == lab]
+        tag = " daemon=%s" % lab if lab else ""
+        idle = [x for r in rs for x in r["idle"]]
+        loaded = [x for r in rs for x in r["loaded"]]
+        print("scrape_size bytes=%d lines=%d%s" % (rs[0]["bytes"], rs[0]["lines"], tag))
+        a, l = p99(idle), p99(loaded)
+        print("scrape_latency luns=%d idle_p99_ms=%.1f loaded_p99_ms=%.1f ratio=%.2f%s"
+              % (rs[0]["luns"], a * 1e3, l * 1e3, l / a, tag))
+        x = statistics.median(r["iops_noscrape"] for r in rs)
+        y = statistics.median(r["iops_scraping"] for r in rs)
+        print("scrape_cost fio_iops_noscrape=%.0f fio_iops_scraping=%.0f ratio=%.3f "
+              "clat_max_ms_noscrape=%.0f clat_max_ms_scraping=%.0f scrapes_idle=%d scrapes_loaded=%d "
+              "rounds=%d%s"
+              % (x, y, y / x, max(r["clat_max_noscrape"] for r in rs) * 1e3,
+                 max(r["clat_max_scraping"] for r in rs) * 1e3, len(idle), len(loaded), len(rs), tag))
     return 0
 
 
@@ -290,10 +303,12 @@ def abuse(disks):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("bench", "abuse"):
-        sys.exit("usage: metrics_load.py bench|abuse DISK...")
+    cmds = {"round": lambda a: bench_round(a[0], a[1:]), "report": lambda a: bench_report(),
+            "abuse": abuse}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        sys.exit("usage: metrics_load.py round LABEL DISK... | report | abuse DISK")
     try:
-        sys.exit(bench(sys.argv[2:]) if sys.argv[1] == "bench" else abuse(sys.argv[2:]))
+        sys.exit(cmds[sys.argv[1]](sys.argv[2:]))
     except (RuntimeError, OSError) as e:
         log("FAIL: %s" % e)
         sys.exit(1)

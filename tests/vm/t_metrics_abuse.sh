@@ -12,21 +12,10 @@
 # reactor's snapshot sleeping 3 s: docs/observability.md.)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-listening() { python3 -c 'import socket; socket.create_connection(("127.0.0.1", 9612), timeout=5).close()' 2>/dev/null; }
-if ! listening; then
-	# a vaaid restarted by an earlier test (lib.sh start_vaaid) runs without the
-	# endpoint's configuration: this one needs it
+. "$(dirname "$0")/metrics-vaaid.sh"
+if ! metrics_listening; then # (a vaaid restarted by an earlier test: no endpoint)
 	log "nothing listens on 127.0.0.1:9612: restarting vaaid with [metrics] listen"
-	stop_vaaid
-	conf=/run/vaaid-metrics-abuse.conf
-	printf '[metrics]\nlisten = 127.0.0.1:9612\n' >"$conf"
-	"$VAAID" --config "$conf" --state-dir "$STATE" >>"$OUT/vaaid.log" 2>&1 &
-	echo $! >"$VAAID_PIDFILE"
-	for _ in $(seq 1 300); do
-		[ -S /run/vaaid/control ] && "$VAAICTL" status >/dev/null 2>&1 && listening && break
-		sleep 0.1
-	done
-	listening || die "vaaid with [metrics] listen = 127.0.0.1:9612 does not listen there"
+	metrics_vaaid
 fi
 read -r _ _ sd _ < <(/vaaid/tests/vm/setup-luns.sh 1 2G)
 export AREA=32M

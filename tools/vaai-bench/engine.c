@@ -31,8 +31,9 @@
  * flight (default: as detected, 4 on a volatile cache without FUA), or 0:
  * RWF_DSYNC per write (vblk_uring.c).
  * Per pattern the order is engine, fio, fio, engine, each for half of
- * --runtime, after a sync and a 2 s pause each, so that what the disk is
- * still flushing weighs on both sides alike; each side totals --runtime.
+ * --runtime, after a sync and a 2 s pause each (--settle S; 3 s after the
+ * fills), so that what the disk is still flushing weighs on both sides alike;
+ * each side totals --runtime.
  * --rbd CEPHPOOL (issue 26): the pool is the RBD image CEPHPOOL/vaai-bench-engine
  * of CEPH_CONF's cluster (journal inside, librbd's cache off: vblk_rbd), and
  * fio runs --ioengine=rbd --clientname=admin on CEPHPOOL/vaai-bench-fio, an
@@ -73,6 +74,7 @@ struct ecfg {
 	unsigned bs;      /* --bs: randwrite / randread size and alignment (512 or 4096) */
 	int whole;        /* --whole-granules on|off|auto: 1 / 0 / -1 (simhost_whole_granules) */
 	int group_flush;  /* --group-flush N: simhost_group_flush; -1 = the default */
+	unsigned settle;  /* --settle S: pause before each step (smoke tests: 0) */
 	const char *rbd;  /* --rbd CEPHPOOL: pool and fio on RBD images of CEPH_CONF's cluster */
 	char fio_img[200]; /* --rbd: fio's image (rbd:CEPHPOOL/vaai-bench-fio) */
 };
@@ -364,6 +366,12 @@ static int parse_args(struct ecfg *c, int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--fio")) {
 			c->fio = v;
+		} else if (!strcmp(a, "--settle")) {
+			c->settle = (unsigned)atoi(v);
+			if (c->settle > 60 || (!c->settle && strcmp(v, "0"))) {
+				fprintf(stderr, "vaai-bench engine: --settle must be 0..60 s\n");
+				return -EINVAL;
+			}
 		} else if (!strcmp(a, "--rbd")) {
 			c->rbd = v;
 			if (!*v || strchr(v, '/') ||
@@ -397,7 +405,7 @@ int bench_engine_main(int argc, char **argv)
 {
 	struct ecfg c = {.dir = "build/bench-tmp", .size = 1ull << 30, .alloc_size = 4ull << 30,
 			 .runtime = 20, .qd = 32, .bs = IO, .whole = -1, .group_flush = -1,
-			 .fio = "/usr/bin/fio"};
+			 .fio = "/usr/bin/fio", .settle = 2};
 	if (parse_args(&c, argc, argv) < 0)
 		return 2;
 	char pool[4096], ffile[4096];
@@ -468,7 +476,7 @@ int bench_engine_main(int argc, char **argv)
 	snprintf(runs[2].name, sizeof(runs[2].name), "alloc_write_4k_qd%u", c.qd);
 	/* Let the fills reach the disk: a run must not pay for the previous one's writeback. */
 	sync();
-	sleep(3);
+	sleep(c.settle + 1);
 	order = malloc(n_alloc * sizeof(*order));
 	if (!order)
 		goto out;
@@ -498,7 +506,7 @@ int bench_engine_main(int argc, char **argv)
 		uint64_t next = 0;
 		for (int step = 0; step < 4; step++) {
 			sync();
-			sleep(2);
+			sleep(c.settle);
 			if (step == 1 || step == 2) {
 				if (c.no_fio)
 					continue;

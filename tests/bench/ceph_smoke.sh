@@ -5,8 +5,9 @@
 # rbd_* lines exactly once each in the documented format (fio_rbd_iops: fio's
 # rbd engine ran); `vaai-bench xcopy --rbd rbd` (64 MiB) the rbd_xcopy_1g line
 # with bytes_moved=0 (extents shared: nothing moved in Ceph) and every copy
-# verified; both leave no image behind; and a copy corrupted on purpose
-# (--inject-mismatch) makes the xcopy exit non-zero (the verification can fail).
+# verified; both leave no image behind. (That the verification can fail is
+# bench/xcopy_smoke's --inject-mismatch, the same code on a pool file; left out
+# here to stay under 20 s.)
 # Usage: ceph_smoke.sh VAAI_BENCH
 set -euo pipefail
 BENCH=${1:?usage: ceph_smoke.sh VAAI_BENCH}
@@ -42,11 +43,4 @@ for what in "EXTENDED COPY destination" "host copy destination"; do
 done
 no_images "vaai-bench xcopy --rbd"
 
-set +e
-"${XC[@]}" --inject-mismatch >/dev/null 2>"$ERR"
-rc=$?
-set -e
-[ "$rc" != 0 ] || fail "a corrupted copy on RBD was not detected"
-grep -q "MISMATCH" "$ERR" || fail "the corrupted copy's mismatch was not named"
-no_images "vaai-bench xcopy --rbd --inject-mismatch"
 echo "ceph_smoke: OK"

@@ -77,6 +77,11 @@ static void account(struct scsi_cmd *cmd)
 	uint16_t asc = cmd->sense_len > 13 ? (uint16_t)(cmd->sense[12] << 8 | cmd->sense[13]) : 0;
 	if (st->inflight)
 		st->inflight--;
+	/* what the pool reported it did, whatever the outcome */
+	if (k == VSTAT_WRITE_SAME)
+		st->ws_deallocated_bytes += cmd->acct.deallocated;
+	else if (k == VSTAT_UNMAP)
+		st->unmap_deallocated_bytes += cmd->acct.deallocated;
 	if (!ok) {
 		c->failed++;
 		lat_add(&c->lat_failed, ns);
@@ -148,14 +153,18 @@ void vaai_lun_stats_add(struct vaai_lun_stats *sum, const struct vaai_lun_stats 
 	}
 	sum->xcopy_src_bytes += st->xcopy_src_bytes;
 	sum->xcopy_dst_bytes += st->xcopy_dst_bytes;
+	sum->xcopy_shared_bytes += st->xcopy_shared_bytes;
+	sum->xcopy_copied_bytes += st->xcopy_copied_bytes;
 	sum->caw_miscompares += st->caw_miscompares;
 	sum->ws_zero += st->ws_zero;
 	sum->ws_pattern += st->ws_pattern;
 	sum->ws_unmap_bit += st->ws_unmap_bit;
 	sum->ws_zero_bytes += st->ws_zero_bytes;
 	sum->ws_pattern_bytes += st->ws_pattern_bytes;
+	sum->ws_deallocated_bytes += st->ws_deallocated_bytes;
 	sum->unmap_descriptors += st->unmap_descriptors;
 	sum->unmap_bytes += st->unmap_bytes;
+	sum->unmap_deallocated_bytes += st->unmap_deallocated_bytes;
 	sum->out_of_space += st->out_of_space;
 	for (unsigned u = 0; u < VSTAT_UAS; u++)
 		sum->ua_posted[u] += st->ua_posted[u];

@@ -67,6 +67,8 @@ json_object *vaai_lun_stats_json(const struct vaai_lun_stats *st)
 	json_object *x = json_object_new_object();
 	put(x, "src_bytes", st->xcopy_src_bytes);
 	put(x, "dst_bytes", st->xcopy_dst_bytes);
+	put(x, "shared_bytes", st->xcopy_shared_bytes);
+	put(x, "copied_bytes", st->xcopy_copied_bytes);
 	json_object_object_add(o, "xcopy", x);
 	json_object *caw = json_object_new_object();
 	put(caw, "miscompares", st->caw_miscompares);
@@ -77,10 +79,12 @@ json_object *vaai_lun_stats_json(const struct vaai_lun_stats *st)
 	put(ws, "unmap_bit", st->ws_unmap_bit);
 	put(ws, "zero_bytes", st->ws_zero_bytes);
 	put(ws, "pattern_bytes", st->ws_pattern_bytes);
+	put(ws, "deallocated_bytes", st->ws_deallocated_bytes);
 	json_object_object_add(o, "write_same", ws);
 	json_object *um = json_object_new_object();
 	put(um, "descriptors", st->unmap_descriptors);
 	put(um, "bytes", st->unmap_bytes);
+	put(um, "deallocated_bytes", st->unmap_deallocated_bytes);
 	json_object_object_add(o, "unmap", um);
 	put(o, "out_of_space", st->out_of_space);
 	json_object *ua = json_object_new_object();

@@ -113,6 +113,7 @@ struct unmap_ctx {
 	size_t n, next;
 	unsigned pending;
 	int err;
+	struct vvol_report rep; /* what the pool did, summed over the deallocations */
 };
 
 static void unmap_issue(struct unmap_ctx *u);
@@ -128,6 +129,7 @@ static void unmap_finish(struct unmap_ctx *u)
 {
 	struct scsi_cmd *cmd = u->cmd;
 	int err = u->err;
+	cmd->acct.deallocated = u->rep.deallocated; /* the counters (lun_stats.h) */
 	handler_ctx_untrack(cmd, &u->link);
 	free(u->ext);
 	free(u);
@@ -152,8 +154,8 @@ static void unmap_issue(struct unmap_ctx *u)
 	while (!u->err && u->next < u->n && u->pending <= UNMAP_WINDOW) {
 		const struct unmap_extent *e = &u->ext[u->next++];
 		u->pending++;
-		int rc = vvol_unmap(u->cmd->lun->vol, e->lba * bs, (uint64_t)e->count * bs,
-					 unmap_done, u);
+		int rc = vvol_unmap_ex(u->cmd->lun->vol, e->lba * bs, (uint64_t)e->count * bs,
+				       &u->rep, unmap_done, u);
 		if (rc < 0) {
 			u->pending--;
 			if (!u->err)

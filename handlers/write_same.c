@@ -41,6 +41,7 @@ struct ws_ctx {
 	int err;
 	uint8_t *buf;
 	struct iovec *iov;
+	struct vvol_report rep; /* what the pool did (zeros: deallocated), for the counters */
 };
 
 static void ws_discard(struct vpool_ctx *link)
@@ -57,6 +58,7 @@ static void ws_put(struct ws_ctx *w)
 		return;
 	struct scsi_cmd *cmd = w->cmd;
 	int err = w->err;
+	cmd->acct.deallocated = w->rep.deallocated; /* the counters (lun_stats.h) */
 	handler_ctx_untrack(cmd, &w->link);
 	free(w->buf);
 	free(w->iov);
@@ -182,7 +184,7 @@ void handler_write_same(struct scsi_cmd *cmd)
 	cmd->acct.ws_zero = all_zero(block, bs); /* for the counters (lun_stats.h) */
 	if (cmd->acct.ws_zero) {
 		w->pending++;
-		ws_started(w, vvol_zero(cmd->lun->vol, off, len, ws_done, w));
+		ws_started(w, vvol_zero_ex(cmd->lun->vol, off, len, &w->rep, ws_done, w));
 	} else
 		ws_pattern(w, block, bs, off, len);
 	ws_put(w);

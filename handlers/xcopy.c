@@ -66,6 +66,7 @@ struct xcopy {
 		 * counters, lun_stats.h), as a peer LUN may have gone meanwhile */
 		uint16_t src, dst;
 		uint64_t so, dO, len; /* bytes */
+		struct vvol_report rep; /* what the pool did: shared, copied (the counters) */
 	} run[XCOPY_MAX_SEGMENTS];
 	unsigned nok;      /* segments before the first that fails its checks */
 	uint16_t bad_asc;  /* that one's COPY ABORTED ASC */
@@ -362,13 +363,17 @@ static void xc_seg_done(void *arg, int res)
 	struct xcopy *x = r->x;
 	if (res < 0 && !x->err)
 		x->err = res;
+	struct scsi_lun *sl = xc_resolve(x, r->src), *dl = xc_resolve(x, r->dst);
 	if (res >= 0) {
 		x->bytes += r->len;
-		struct scsi_lun *sl = xc_resolve(x, r->src), *dl = xc_resolve(x, r->dst);
 		if (sl)
 			sl->stats.xcopy_src_bytes += r->len;
 		if (dl)
 			dl->stats.xcopy_dst_bytes += r->len;
+	}
+	if (dl) { /* what the pool did to the destination's map, also when it failed part-way */
+		dl->stats.xcopy_shared_bytes += r->rep.shared;
+		dl->stats.xcopy_copied_bytes += r->rep.copied;
 	}
 	if (--x->pending == 0)
 		xc_settle(x);
@@ -383,7 +388,8 @@ static void xc_launch(struct xcopy *x)
 		struct xc_run *r = &x->run[x->cur];
 		r->x = x;
 		x->pending++;
-		int rc = vvol_copy(r->sv, r->so, r->dv, r->dO, r->len, xc_seg_done, r);
+		r->rep = (struct vvol_report){0};
+		int rc = vvol_copy_ex(r->sv, r->so, r->dv, r->dO, r->len, &r->rep, xc_seg_done, r);
 		if (rc < 0) {
 			x->pending--;
 			if (!x->err)

@@ -11,8 +11,12 @@
  * transport answers without dispatching -- TASK SET FULL when a command cannot
  * be allocated, a malformed ring entry -- is not counted). What only a
  * handler knows it reports into cmd->acct before completing (a WRITE SAME of
- * zeros, UNMAP's descriptors and bytes, EXTENDED COPY's bytes); EXTENDED COPY
- * also counts the bytes on the LUNs the data comes from and goes to. What the
+ * zeros, UNMAP's descriptors and bytes, EXTENDED COPY's bytes, the bytes the
+ * pool deallocated); EXTENDED COPY also counts the bytes on the LUNs the data
+ * comes from and goes to, and what the pool shared and copied on the
+ * destination. What the pool did (shared, copied, deallocated) is the pool's
+ * own report (struct vvol_report, include/vaaid/pool.h), never recomputed
+ * here. What the
  * sense data says is read at completion (MISCOMPARE, out of space). Unit attentions are
  * counted when posted (src/scsi/ua.c). Monotonic since the LUN came up; all
  * on the reactor thread, read by a snapshot (a copy) on the same thread.
@@ -71,14 +75,24 @@ struct vaai_lun_stats {
 	/* EXTENDED COPY: bytes of successful segments read from this LUN (as source) and
 	 * written to it (as destination), whichever LUN received the command */
 	uint64_t xcopy_src_bytes, xcopy_dst_bytes;
+	/* EXTENDED COPY, on the destination LUN (whose map changed), as the pool reported
+	 * it (vvol_report): bytes done by sharing whole extents and bytes read and written;
+	 * counted for every segment the pool ran, also one that failed part-way (the parts
+	 * it did), so after successful segments only shared + copied = dst_bytes */
+	uint64_t xcopy_shared_bytes, xcopy_copied_bytes;
 	/* COMPARE AND WRITE answered MISCOMPARE (esxtop ATSF counts these with the rest
 	 * of the failures: cmd[VSTAT_CAW].failed includes them) */
 	uint64_t caw_miscompares;
 	/* WRITE SAME, successful ones: of zeros (the block, or NDOB: deallocated where
 	 * whole granules allow, handlers/write_same.c) and of a pattern; with the UNMAP bit */
 	uint64_t ws_zero, ws_pattern, ws_unmap_bit, ws_zero_bytes, ws_pattern_bytes;
+	/* bytes the pool deallocated (vvol_report.deallocated: granules that held data and
+	 * left the volume's map) for WRITE SAMEs of zeros and for UNMAPs, whatever the
+	 * command's outcome (what the pool did is done) */
+	uint64_t ws_deallocated_bytes;
 	/* UNMAP, successful ones: block descriptors and bytes they named */
 	uint64_t unmap_descriptors, unmap_bytes;
+	uint64_t unmap_deallocated_bytes;
 	/* commands answered DATA PROTECT / SPACE ALLOCATION FAILED WRITE PROTECT (27h/07h:
 	 * the pool is out of space, SBC-4 4.7.3.6) */
 	uint64_t out_of_space;
@@ -90,6 +104,7 @@ struct vaai_lun_stats {
 /* What a handler reports for the counters before it completes its command. */
 struct scsi_cmd_acct {
 	uint64_t bytes;       /* overrides the bytes the CDB names, when set_bytes */
+	uint64_t deallocated; /* WRITE SAME, UNMAP: the pool's vvol_report.deallocated */
 	uint32_t descriptors; /* UNMAP: block descriptors */
 	uint8_t set_bytes;
 	uint8_t ws_zero;      /* WRITE SAME: the block is zeros */

@@ -260,6 +260,36 @@ int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *c
 		       const struct iovec *wiov, int wiovcnt, uint64_t *miscompare_at, vvol_cb cb,
 		       void *arg);
 /*
+ * What a copy or a deallocation did, in the pool's own terms (issue 25's
+ * counters: the handlers report these figures, never recompute the rules
+ * behind them). The _ex forms below take one: the pool ADDS its figures to
+ * *rep just before cb runs, also when the request fails (then: the parts it
+ * did), so one report may sum several requests (UNMAP's descriptors). NULL:
+ * no report. *rep must stay valid until cb runs; it is not touched when the
+ * call returns -errno, nor after vpool_abandon. The forms without _ex are
+ * the _ex forms with NULL.
+ */
+struct vvol_report {
+	/* vvol_copy: bytes of the range done by sharing whole extents (extent-aligned
+	 * parts at congruent offsets: references taken, no data moved; an unmapped
+	 * source extent is "shared" too: the destination becomes unmapped there) */
+	uint64_t shared;
+	/* vvol_copy: bytes read from the source and written to the destination (the
+	 * rest: unaligned head and tail, or everything) */
+	uint64_t copied;
+	/* vvol_deallocate / vvol_unmap / vvol_zero: bytes of 4 KiB granules that held
+	 * data in this volume (GET LBA STATUS: mapped; valid in its extent or in that
+	 * extent's redirect source) and were released from its map -- their extent
+	 * unmapped from this volume, or the granule cleared -- so they now read zeros,
+	 * deallocated. Not counted: granules that held no data, and sectors that got
+	 * zeros written and stay mapped (partly covered granules, a shared or
+	 * redirected extent's granules). The pool's used space drops by whole extents
+	 * only, and only when no other volume still references them: a figure of
+	 * this volume's map, before sharing. */
+	uint64_t deallocated;
+};
+
+/*
  * Deallocate [off, off+len): extents fully covered are unmapped (their space
  * returns to the pool once the record is durable), fully covered 4 KiB
  * granules of other extents stop being valid (they read as zeros), and an
@@ -270,6 +300,8 @@ int vvol_compare_write(struct vvol *v, uint64_t off, uint64_t len, const void *c
  * a caller that needs zeros there must write them).
  */
 int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
+int vvol_deallocate_ex(struct vvol *v, uint64_t off, uint64_t len, struct vvol_report *rep,
+		       vvol_cb cb, void *arg);
 /*
  * UNMAP (SBC-4 5.31, LBPRZ=1): deallocate [off, off+len) as vvol_deallocate
  * does, and, once that is durable, write zeros into the range's sectors in
@@ -284,6 +316,8 @@ int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void
  * 4.7.3.4). Never -ENOSPC.
  */
 int vvol_unmap(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
+int vvol_unmap_ex(struct vvol *v, uint64_t off, uint64_t len, struct vvol_report *rep,
+		  vvol_cb cb, void *arg);
 /*
  * Zero [off, off+len) the way vvol_deallocate does, except that nothing keeps
  * its data: once the deallocation is durable, zeros are written (vvol_write:
@@ -295,6 +329,8 @@ int vvol_unmap(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg
  * redirect found no free extent (some of the range may be zeroed already).
  */
 int vvol_zero(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg);
+int vvol_zero_ex(struct vvol *v, uint64_t off, uint64_t len, struct vvol_report *rep,
+		 vvol_cb cb, void *arg);
 /*
  * Provisioning status at byte off (read-only, synchronous, never fails for a
  * valid range): *mapped is true when the byte reads from stored data (its
@@ -326,6 +362,8 @@ int vvol_share(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff,
  */
 int vvol_copy(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff, uint64_t len,
 	      vvol_cb cb, void *arg);
+int vvol_copy_ex(struct vvol *src, uint64_t soff, struct vvol *dst, uint64_t doff, uint64_t len,
+		 struct vvol_report *rep, vvol_cb cb, void *arg);
 /* Completes when every write acknowledged before it is durable (always already true). */
 int vvol_flush(struct vvol *v, vvol_cb cb, void *arg);
 

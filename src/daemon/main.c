@@ -226,39 +226,44 @@ static void status_line(void *arg, char *buf, size_t len)
 
 static void on_metrics(void *arg, int res) { (void)res; ((struct daemon *)arg)->metrics_ready = true; }
 
-/* The Prometheus text, on the reactor's thread (vd_metrics_service calls it). */
-static char *metrics_snap(void *arg, size_t *len)
+/* A copy of the counters for the Prometheus endpoint, on the reactor's thread
+ * (vd_metrics_service calls it); the endpoint's HTTP thread formats and frees it. */
+static void *metrics_take(void *arg)
 {
 	struct daemon *dm = arg;
 	unsigned n = vd_devices_count(dm->devs);
-	struct vd_metrics_lun *luns = calloc(n ? n : 1, sizeof(*luns));
-	struct vd_metrics_pool *pools = calloc(dm->pools.n ? dm->pools.n : 1, sizeof(*pools));
-	char *text = NULL;
-	if (luns && pools) {
-		struct vd_device_info info;
-		unsigned k = 0;
-		for (; k < n && vd_device_stats(dm->devs, k, &info, &luns[k].stats) == 0; k++) {
-			luns[k].pool = info.pool;
-			luns[k].volume = info.volume;
-			memcpy(luns[k].naa, info.naa, 16);
-		}
-		unsigned np = 0; /* the pools served here (not the standby ones) */
-		for (unsigned i = 0; i < dm->pools.n; i++) {
-			if (dm->pools.p[i].standby)
-				continue;
-			struct vd_metrics_pool *mp = &pools[np++];
-			mp->name = dm->pools.p[i].name;
-			vpool_get_stats(dm->pools.p[i].pool, &mp->stats);
-			mp->soft_threshold = vaaid_soft_threshold_bytes(dm->pools.p[i].pool,
-									dm->conf.soft_threshold);
-			for (unsigned j = 0; j < k; j++)
-				mp->luns += !strcmp(luns[j].pool, mp->name);
-		}
-		text = vd_metrics_format(luns, k, pools, np, len);
+	struct vd_metrics_snapshot *s = vd_metrics_snapshot_alloc(n, dm->pools.n);
+	if (!s)
+		return NULL;
+	bool oom = false;
+	struct vd_device_info info;
+	unsigned k = 0;
+	for (; k < n && vd_device_stats(dm->devs, k, &info, &s->luns[k].stats) == 0; k++) {
+		s->luns[k].pool = strdup(info.pool);
+		s->luns[k].volume = strdup(info.volume);
+		oom |= !s->luns[k].pool || !s->luns[k].volume;
+		memcpy(s->luns[k].naa, info.naa, 16);
 	}
-	free(luns);
-	free(pools);
-	return text;
+	s->nluns = k;
+	size_t np = 0; /* the pools served here (not the standby ones) */
+	for (unsigned i = 0; i < dm->pools.n && !oom; i++) {
+		if (dm->pools.p[i].standby)
+			continue;
+		struct vd_metrics_pool *mp = &s->pools[np++];
+		mp->name = strdup(dm->pools.p[i].name);
+		oom |= !mp->name;
+		vpool_get_stats(dm->pools.p[i].pool, &mp->stats);
+		mp->soft_threshold = vaaid_soft_threshold_bytes(dm->pools.p[i].pool,
+								dm->conf.soft_threshold);
+		for (unsigned j = 0; j < k && !oom; j++)
+			mp->luns += !strcmp(s->luns[j].pool, dm->pools.p[i].name);
+	}
+	s->npools = np;
+	if (oom) {
+		vd_metrics_snapshot_free(s);
+		return NULL;
+	}
+	return s;
 }
 
 static void handle_signals(struct daemon *dm)
@@ -374,8 +379,10 @@ static int run(struct daemon *dm, bool no_dbus)
 	}
 	if (dm->conf.metrics_listen[0]) {
 		err[0] = 0;
-		rc = vd_metrics_start(dm->conf.metrics_listen, metrics_snap, dm, &dm->metrics, err,
-				      sizeof(err));
+		const struct vd_metrics_source src = {metrics_take, vd_metrics_snapshot_text,
+						      vd_metrics_snapshot_free, dm};
+		rc = vd_metrics_start_source(dm->conf.metrics_listen, &src, &dm->metrics, err,
+					     sizeof(err));
 		if (rc < 0) { /* an optional endpoint: the LUNs are served without it */
 			vlog_err(NULL, "%s: serving without the metrics endpoint",
 				 err[0] ? err : strerror(-rc));

@@ -6,10 +6,14 @@
  * How this works: a GET /metrics takes the one request slot (a mutex and a
  * condition variable; requests one after the other), writes the eventfd the
  * main loop polls, and waits up to 5 s. The main loop's vd_metrics_service
- * sees the slot taken, calls the snapshot function (which formats the text
- * from the counters: src/daemon/metrics_text.c) and hands the text over. A
- * request that gave up (5 s) frees its slot; a text made for it after that is
- * freed (generation numbers tell). Stopping wakes any waiter first.
+ * sees the slot taken, calls the source's take (a copy of the counters:
+ * src/daemon/main.c) and hands the snapshot over. The request frees the slot,
+ * then formats the text from the snapshot on its own thread (the source's
+ * render: src/daemon/metrics_snapshot.c, metrics_text.c) and frees it (drop):
+ * the reactor only copies. A request that gave up (5 s) frees its slot; a
+ * snapshot taken for it after that is dropped (generation numbers tell).
+ * Stopping wakes any waiter first. vd_metrics_start (text made by the
+ * reactor) is this with a source whose snapshot is the text.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -29,8 +33,9 @@
 struct vd_metrics {
 	struct MHD_Daemon *d;
 	int efd;
-	vd_metrics_snap_fn snap;
-	void *arg;
+	struct vd_metrics_source src;
+	vd_metrics_snap_fn text_snap; /* vd_metrics_start's, or NULL */
+	void *text_arg;
 	uint16_t port;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -39,8 +44,7 @@ struct vd_metrics {
 	bool stopping;
 	uint64_t gen;   /* of the request asking */
 	uint64_t done;  /* the generation answered */
-	char *text;
-	size_t len;
+	void *snap;     /* taken for generation done, not yet collected */
 };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *body,
@@ -66,12 +70,12 @@ static void deadline(struct timespec *ts)
 	ts->tv_nsec = (long)(ns % 1000000000u);
 }
 
-/* The text from the reactor, or NULL (5 s passed, stopping, out of memory). */
-static char *ask(struct vd_metrics *m, size_t *len)
+/* A snapshot from the reactor, or NULL (5 s passed, stopping, out of memory). */
+static void *ask(struct vd_metrics *m)
 {
 	struct timespec until;
 	deadline(&until);
-	char *text = NULL;
+	void *snap = NULL;
 	pthread_mutex_lock(&m->mu);
 	int rc = 0;
 	while (m->busy && !m->stopping && rc != ETIMEDOUT)
@@ -87,15 +91,14 @@ static char *ask(struct vd_metrics *m, size_t *len)
 		while (m->done != gen && !m->stopping && rc != ETIMEDOUT)
 			rc = pthread_cond_timedwait(&m->cv, &m->mu, &until);
 		if (m->done == gen) {
-			text = m->text;
-			*len = m->len;
-			m->text = NULL;
+			snap = m->snap;
+			m->snap = NULL;
 		}
 		m->busy = m->asked = false;
 		pthread_cond_broadcast(&m->cv);
 	}
 	pthread_mutex_unlock(&m->mu);
-	return text;
+	return snap;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -115,7 +118,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (strcmp(url, "/metrics"))
 		return reply(c, MHD_HTTP_NOT_FOUND, "not found: vaaid serves /metrics\n", NULL);
 	size_t len = 0;
-	char *text = ask(m, &len);
+	char *text = NULL;
+	void *snap = ask(m);
+	if (snap) { /* formatted here, on this connection's thread */
+		text = m->src.render(snap, &len);
+		m->src.drop(snap);
+	}
 	if (!text)
 		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "vaaid did not answer in time\n", NULL);
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
@@ -142,23 +150,58 @@ void vd_metrics_service(struct vd_metrics *m)
 	pthread_mutex_unlock(&m->mu);
 	if (!asked)
 		return;
-	size_t len = 0;
-	char *text = m->snap(m->arg, &len); /* the reactor's thread: the counters are read here */
+	void *snap = m->src.take(m->src.arg); /* the reactor's thread: the counters are read here */
 	pthread_mutex_lock(&m->mu);
 	if (m->asked && m->gen == gen) {
-		free(m->text);
-		m->text = text;
-		m->len = len;
+		if (m->snap)
+			m->src.drop(m->snap);
+		m->snap = snap;
 		m->done = gen;
-		text = NULL;
+		snap = NULL;
 		pthread_cond_broadcast(&m->cv);
 	}
 	pthread_mutex_unlock(&m->mu);
-	free(text); /* its request gave up */
+	if (snap)
+		m->src.drop(snap); /* its request gave up */
 }
 
-int vd_metrics_start(const char *listen, vd_metrics_snap_fn snap, void *arg,
-		     struct vd_metrics **out, char *err, size_t errlen)
+/* vd_metrics_start's source: the snapshot is the text, made by the reactor. */
+struct text_snap {
+	char *text;
+	size_t len;
+};
+
+static void *text_take(void *arg)
+{
+	struct vd_metrics *m = arg;
+	struct text_snap *t = malloc(sizeof(*t));
+	if (t && !(t->text = m->text_snap(m->text_arg, &t->len))) {
+		free(t);
+		t = NULL;
+	}
+	return t;
+}
+
+static char *text_render(const void *snap, size_t *len)
+{
+	const struct text_snap *t = snap;
+	char *c = malloc(t->len ? t->len : 1);
+	if (c) {
+		memcpy(c, t->text, t->len);
+		*len = t->len;
+	}
+	return c;
+}
+
+static void text_drop(void *snap)
+{
+	struct text_snap *t = snap;
+	free(t->text);
+	free(t);
+}
+
+static int start(const char *listen, const struct vd_metrics_source *src, vd_metrics_snap_fn snap,
+		 void *arg, struct vd_metrics **out, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
@@ -169,8 +212,13 @@ int vd_metrics_start(const char *listen, vd_metrics_snap_fn snap, void *arg,
 	struct vd_metrics *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	m->snap = snap;
-	m->arg = arg;
+	if (snap) {
+		m->src = (struct vd_metrics_source){text_take, text_render, text_drop, m};
+		m->text_snap = snap;
+		m->text_arg = arg;
+	} else {
+		m->src = *src;
+	}
 	m->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -197,6 +245,18 @@ int vd_metrics_start(const char *listen, vd_metrics_snap_fn snap, void *arg,
 	return 0;
 }
 
+int vd_metrics_start_source(const char *listen, const struct vd_metrics_source *src,
+			    struct vd_metrics **out, char *err, size_t errlen)
+{
+	return start(listen, src, NULL, NULL, out, err, errlen);
+}
+
+int vd_metrics_start(const char *listen, vd_metrics_snap_fn snap, void *arg,
+		     struct vd_metrics **out, char *err, size_t errlen)
+{
+	return start(listen, NULL, snap, arg, out, err, errlen);
+}
+
 int vd_metrics_fd(const struct vd_metrics *m) { return m->efd; }
 
 uint16_t vd_metrics_port(const struct vd_metrics *m) { return m->port; }
@@ -211,7 +271,8 @@ void vd_metrics_stop(struct vd_metrics *m)
 	pthread_mutex_unlock(&m->mu);
 	if (m->d)
 		MHD_stop_daemon(m->d);
-	free(m->text);
+	if (m->snap)
+		m->src.drop(m->snap);
 	if (m->efd >= 0)
 		close(m->efd);
 	pthread_cond_destroy(&m->cv);

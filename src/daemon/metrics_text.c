@@ -8,6 +8,7 @@
  * is written whole (HELP, TYPE, then its samples for every LUN or pool), as
  * the format requires. docs/observability.md lists the names.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,23 @@ static void lun_labels(FILE *f, const struct vd_metrics_lun *l)
 	fputc('"', f);
 }
 
+/* A LUN's labels as lun_labels writes them (malloc'd), or NULL: made once per
+ * LUN for the histogram's hundreds of lines. */
+static char *lun_labels_text(const struct vd_metrics_lun *l)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	if (!f)
+		return NULL;
+	lun_labels(f, l);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 static void head(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -58,43 +76,48 @@ static void head(FILE *f, const char *name, const char *type, const char *help)
 		}                                                                                  \
 	} while (0)
 
-static void latency(FILE *f, const struct vd_metrics_lun *luns, size_t n)
+/*
+ * The histogram: VSTAT_BUCKETS + 2 lines per LUN, kind and result (about 560
+ * per LUN), the bulk of the text. What repeats is made once: each LUN's
+ * labels, and each bucket's le. Returns -ENOMEM (the text is then incomplete).
+ */
+static int latency(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 {
 	static const char *const name = "vaaid_command_latency_seconds";
 	head(f, name, "histogram", "Time from the command's dispatch to its answer, by kind "
 				   "and result (ok: GOOD).");
-	for (size_t i = 0; i < n; i++)
+	char le[VSTAT_BUCKETS][32];
+	for (unsigned b = 0; b + 1 < VSTAT_BUCKETS; b++)
+		snprintf(le[b], sizeof(le[b]), "%.9g", (double)(1ull << (b + VSTAT_LAT_SHIFT)) / 1e9);
+	for (size_t i = 0; i < n; i++) {
+		char *labels = lun_labels_text(&luns[i]);
+		if (!labels)
+			return -ENOMEM;
 		for (unsigned k = 0; k < VSTAT_KINDS; k++)
 			for (int r = 0; r < 2; r++) {
 				const struct vstat_lat *lat =
 					r ? &luns[i].stats.cmd[k].lat_failed : &luns[i].stats.cmd[k].lat_ok;
-				const char *res = r ? "failed" : "ok";
+				char tail[96]; /* ,kind="...",result="..." */
+				snprintf(tail, sizeof(tail), ",kind=\"%s\",result=\"%s\"", vstat_kind_name(k),
+					 r ? "failed" : "ok");
 				uint64_t cum = 0;
 				for (unsigned b = 0; b + 1 < VSTAT_BUCKETS; b++) {
 					cum += lat->bucket[b];
-					fprintf(f, "%s_bucket{", name);
-					lun_labels(f, &luns[i]);
-					fprintf(f, ",kind=\"%s\",result=\"%s\",le=\"%.9g\"} %llu\n",
-						vstat_kind_name(k), res,
-						(double)(1ull << (b + VSTAT_LAT_SHIFT)) / 1e9,
+					fprintf(f, "%s_bucket{%s%s,le=\"%s\"} %llu\n", name, labels, tail, le[b],
 						(unsigned long long)cum);
 				}
-				fprintf(f, "%s_bucket{", name);
-				lun_labels(f, &luns[i]);
-				fprintf(f, ",kind=\"%s\",result=\"%s\",le=\"+Inf\"} %llu\n", vstat_kind_name(k), res,
+				fprintf(f, "%s_bucket{%s%s,le=\"+Inf\"} %llu\n", name, labels, tail,
 					(unsigned long long)lat->count);
-				fprintf(f, "%s_sum{", name);
-				lun_labels(f, &luns[i]);
-				fprintf(f, ",kind=\"%s\",result=\"%s\"} %.9f\n", vstat_kind_name(k), res,
-					(double)lat->sum_ns / 1e9);
-				fprintf(f, "%s_count{", name);
-				lun_labels(f, &luns[i]);
-				fprintf(f, ",kind=\"%s\",result=\"%s\"} %llu\n", vstat_kind_name(k), res,
+				fprintf(f, "%s_sum{%s%s} %.9f\n", name, labels, tail, (double)lat->sum_ns / 1e9);
+				fprintf(f, "%s_count{%s%s} %llu\n", name, labels, tail,
 					(unsigned long long)lat->count);
 			}
+		free(labels);
+	}
+	return 0;
 }
 
-static void lun_metrics(FILE *f, const struct vd_metrics_lun *luns, size_t n)
+static int lun_metrics(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 {
 	char extra[96];
 	head(f, "vaaid_commands_total", "counter",
@@ -111,12 +134,20 @@ static void lun_metrics(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 		snprintf(extra, sizeof(extra), ",kind=\"%s\"", vstat_kind_name(k));
 		PER_LUN(f, luns, n, "vaaid_command_bytes_total", extra, st->cmd[k].bytes);
 	}
-	latency(f, luns, n);
+	if (latency(f, luns, n) < 0)
+		return -ENOMEM;
 	head(f, "vaaid_xcopy_bytes_total", "counter",
 	     "Bytes of EXTENDED COPY segments done, read from this LUN (source) or written to it "
 	     "(destination).");
 	PER_LUN(f, luns, n, "vaaid_xcopy_bytes_total", ",side=\"source\"", st->xcopy_src_bytes);
 	PER_LUN(f, luns, n, "vaaid_xcopy_bytes_total", ",side=\"destination\"", st->xcopy_dst_bytes);
+	head(f, "vaaid_xcopy_shared_bytes_total", "counter",
+	     "Bytes of EXTENDED COPY the pool did by sharing whole extents (no data moved), on the "
+	     "destination LUN.");
+	PER_LUN(f, luns, n, "vaaid_xcopy_shared_bytes_total", "", st->xcopy_shared_bytes);
+	head(f, "vaaid_xcopy_copied_bytes_total", "counter",
+	     "Bytes of EXTENDED COPY the pool read and wrote, on the destination LUN.");
+	PER_LUN(f, luns, n, "vaaid_xcopy_copied_bytes_total", "", st->xcopy_copied_bytes);
 	head(f, "vaaid_caw_miscompares_total", "counter",
 	     "COMPARE AND WRITE (ATS) answered MISCOMPARE.");
 	PER_LUN(f, luns, n, "vaaid_caw_miscompares_total", "", st->caw_miscompares);
@@ -135,6 +166,13 @@ static void lun_metrics(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 	PER_LUN(f, luns, n, "vaaid_unmap_descriptors_total", "", st->unmap_descriptors);
 	head(f, "vaaid_unmap_bytes_total", "counter", "Bytes named by UNMAPs answered GOOD.");
 	PER_LUN(f, luns, n, "vaaid_unmap_bytes_total", "", st->unmap_bytes);
+	head(f, "vaaid_deallocated_bytes_total", "counter",
+	     "Bytes that held data and the pool deallocated (left the volume's map), by kind of "
+	     "command (write_same: of zeros; unmap).");
+	PER_LUN(f, luns, n, "vaaid_deallocated_bytes_total", ",kind=\"write_same\"",
+		st->ws_deallocated_bytes);
+	PER_LUN(f, luns, n, "vaaid_deallocated_bytes_total", ",kind=\"unmap\"",
+		st->unmap_deallocated_bytes);
 	head(f, "vaaid_out_of_space_total", "counter",
 	     "Commands answered DATA PROTECT / SPACE ALLOCATION FAILED WRITE PROTECT (27h/07h).");
 	PER_LUN(f, luns, n, "vaaid_out_of_space_total", "", st->out_of_space);
@@ -147,6 +185,7 @@ static void lun_metrics(FILE *f, const struct vd_metrics_lun *luns, size_t n)
 	PER_LUN(f, luns, n, "vaaid_commands_in_flight", "", st->inflight);
 	head(f, "vaaid_commands_in_flight_max", "gauge", "The most commands in flight at once.");
 	PER_LUN(f, luns, n, "vaaid_commands_in_flight_max", "", st->inflight_max);
+	return 0;
 }
 
 #define PER_POOL(f, pools, n, fam_, extra_, expr_)                                               \
@@ -248,10 +287,10 @@ char *vd_metrics_format(const struct vd_metrics_lun *luns, size_t nluns,
 	FILE *f = open_memstream(&buf, &n);
 	if (!f)
 		return NULL;
-	lun_metrics(f, luns, nluns);
+	int rc = lun_metrics(f, luns, nluns);
 	pool_metrics(f, pools, npools);
 	pool_io(f, pools, npools);
-	if (fclose(f) != 0) {
+	if (fclose(f) != 0 || rc < 0) {
 		free(buf);
 		return NULL;
 	}

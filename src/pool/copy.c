@@ -17,7 +17,9 @@
  * volume (copied backwards when the destination is after the source), every
  * byte is copied. Each step completes only when durable. Other extents of
  * both volumes are not affected; an ATS or a write elsewhere never waits for
- * the copy.
+ * the copy. What it did (struct vvol_report: bytes shared, bytes copied) is
+ * counted as each step completes -- a chunk once written, the middle once its
+ * SHARE record is durable -- and added to the caller's report before cb runs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,6 +46,7 @@ struct copy_req {
 	void *arg;
 	int err;
 	struct vio_op defer_op;
+	struct vvol_report done, *rep; /* what the steps did; the caller's report (or NULL) */
 };
 
 static void copy_free(struct copy_req *c)
@@ -63,6 +66,10 @@ static void copy_finish(struct copy_req *c, int err)
 	pool_req_untrack(p, &c->link);
 	vvol_cb cb = c->cb;
 	void *arg = c->arg;
+	if (c->rep) {
+		c->rep->shared += c->done.shared;
+		c->rep->copied += c->done.copied;
+	}
 	copy_free(c);
 	pool_hydrator_kick(p);
 	cb(arg, err);
@@ -77,6 +84,7 @@ static void copy_write_done(void *arg, int res)
 		copy_finish(c, res);
 		return;
 	}
+	c->done.copied += c->chunk;
 	c->cp_left -= c->chunk;
 	if (!c->backward) {
 		c->cp_soff += c->chunk;
@@ -105,6 +113,7 @@ static void copy_share_done(void *arg, int res)
 		copy_finish(c, res);
 		return;
 	}
+	c->done.shared += c->sh_len;
 	c->sh_len = 0;
 	copy_step(c);
 }
@@ -176,6 +185,12 @@ static int add_range(struct xlockset *s, const struct vvol *v, uint64_t off, uin
 int vvol_copy(struct vvol *sv, uint64_t so, struct vvol *dv, uint64_t dO, uint64_t len,
 	      vvol_cb cb, void *arg)
 {
+	return vvol_copy_ex(sv, so, dv, dO, len, NULL, cb, arg);
+}
+
+int vvol_copy_ex(struct vvol *sv, uint64_t so, struct vvol *dv, uint64_t dO, uint64_t len,
+		 struct vvol_report *rep, vvol_cb cb, void *arg)
+{
 	struct vpool *p = sv->pool;
 	if (dv->pool != p)
 		return -EXDEV;
@@ -194,6 +209,7 @@ int vvol_copy(struct vvol *sv, uint64_t so, struct vvol *dv, uint64_t dO, uint64
 	c->dv = dv;
 	c->cb = cb;
 	c->arg = arg;
+	c->rep = rep;
 	uint64_t ext = p->ext;
 	bool overlap = sv == dv && so < dO + len && dO < so + len;
 	c->cp_soff = so;

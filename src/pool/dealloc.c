@@ -42,6 +42,11 @@
  * recursion). When the journal has no room the batch waits for it with its
  * locks held, exactly like the write path. The request completes when the
  * commit holding its last record is durable.
+ * What it deallocated (struct vvol_report) is counted where a record
+ * releases granules from the volume's map -- a MAP record to 0 or a VALID
+ * clear -- as the granules holding data among those it releases (counted
+ * before the record changes them), and added to the caller's report before
+ * cb runs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,6 +75,8 @@ struct dreq {
 	int err;
 	vvol_cb cb;
 	void *arg;
+	struct vvol_report *rep; /* the caller's (or NULL) */
+	uint64_t deallocated;    /* bytes, so far (vvol_report) */
 	struct xlock_wait lw;
 	struct vio_op op;
 	struct vj_waiter jw;
@@ -99,6 +106,8 @@ static void dreq_complete(struct dreq *d)
 	vvol_cb cb = d->cb;
 	void *a = d->arg;
 	int err = d->err;
+	if (d->rep)
+		d->rep->deallocated += d->deallocated;
 	d->p->inflight--;
 	pool_req_untrack(d->p, &d->link);
 	dreq_free(d);
@@ -257,9 +266,12 @@ static int dealloc_granules(struct dreq *d, uint64_t vext, uint64_t from, uint64
 			return zero_later(d, ebase, ga, gb);
 		if (!vjournal_can_append(p->j, REC_MAP_LEN))
 			return -EAGAIN;
+		uint32_t n = pool_count_data(p, pext, ga, gb);
 		int rc = pool_log_map(p, d->v, vext, 0, 0);
-		if (rc == 0)
+		if (rc == 0) {
 			d->logged = true;
+			d->deallocated += (uint64_t)n * VPOOL_GRANULE;
+		}
 		return rc;
 	}
 	bool whole = !pool_any_data(p, pext, 0, ga) && !pool_any_data(p, pext, gb, p->gran_per_ext);
@@ -273,9 +285,14 @@ static int dealloc_granules(struct dreq *d, uint64_t vext, uint64_t from, uint64
 	uint16_t need = whole ? REC_MAP_LEN : REC_VALID_LEN;
 	if (!vjournal_can_append(p->j, need))
 		return -EAGAIN;
+	/* whole: no data outside [ga, gb), so this counts all the extent held; else the
+	 * source provides nothing in [ga, gb): the granules valid here */
+	uint32_t n = pool_count_data(p, pext, ga, gb);
 	int rc = whole ? pool_log_map(p, d->v, vext, 0, 0) : pool_log_valid(p, pext, ga, gb - ga, false);
-	if (rc == 0)
+	if (rc == 0) {
 		d->logged = true;
+		d->deallocated += (uint64_t)n * VPOOL_GRANULE;
+	}
 	return rc;
 }
 
@@ -379,7 +396,7 @@ static void batch_start(struct dreq *d)
 }
 
 static int dealloc_submit(struct vvol *v, uint64_t off, uint64_t len, enum dmode mode,
-			  vvol_cb cb, void *arg)
+			  struct vvol_report *rep, vvol_cb cb, void *arg)
 {
 	struct vpool *p = v->pool;
 	if (off % VBLK_SECTOR || len % VBLK_SECTOR || off > v->size || len > v->size - off)
@@ -395,6 +412,7 @@ static int dealloc_submit(struct vvol *v, uint64_t off, uint64_t len, enum dmode
 	d->end = off + len;
 	d->cb = cb;
 	d->arg = arg;
+	d->rep = rep;
 	d->mode = mode;
 	p->inflight++;
 	pool_req_track(p, &d->link, dreq_discard);
@@ -411,15 +429,33 @@ static int dealloc_submit(struct vvol *v, uint64_t off, uint64_t len, enum dmode
 
 int vvol_deallocate(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg)
 {
-	return dealloc_submit(v, off, len, DM_DEALLOC, cb, arg);
+	return dealloc_submit(v, off, len, DM_DEALLOC, NULL, cb, arg);
+}
+
+int vvol_deallocate_ex(struct vvol *v, uint64_t off, uint64_t len, struct vvol_report *rep,
+		       vvol_cb cb, void *arg)
+{
+	return dealloc_submit(v, off, len, DM_DEALLOC, rep, cb, arg);
 }
 
 int vvol_unmap(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg)
 {
-	return dealloc_submit(v, off, len, DM_UNMAP, cb, arg);
+	return dealloc_submit(v, off, len, DM_UNMAP, NULL, cb, arg);
+}
+
+int vvol_unmap_ex(struct vvol *v, uint64_t off, uint64_t len, struct vvol_report *rep,
+		  vvol_cb cb, void *arg)
+{
+	return dealloc_submit(v, off, len, DM_UNMAP, rep, cb, arg);
 }
 
 int vvol_zero(struct vvol *v, uint64_t off, uint64_t len, vvol_cb cb, void *arg)
 {
-	return dealloc_submit(v, off, len, DM_ZERO, cb, arg);
+	return dealloc_submit(v, off, len, DM_ZERO, NULL, cb, arg);
+}
+
+int vvol_zero_ex(struct vvol *v, uint64_t off, uint64_t len, struct vvol_report *rep,
+		 vvol_cb cb, void *arg)
+{
+	return dealloc_submit(v, off, len, DM_ZERO, rep, cb, arg);
 }

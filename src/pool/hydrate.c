@@ -92,6 +92,28 @@ bool pool_any_data(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g
 	return s != UINT64_MAX && pool_any_valid(p, s, g0, g1);
 }
 
+/* pool_granule_has_data's rule (valid here, or in the source) counted a bitmap word at
+ * a time: deallocation counts every extent it releases (dealloc.c), so no per-granule
+ * lookups. */
+uint32_t pool_count_data(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1)
+{
+	if (g0 >= g1)
+		return 0;
+	const uint64_t *bm = pool_validity(p, pext);
+	uint64_t s = pool_hydr_src(p, pext);
+	const uint64_t *sb = s != UINT64_MAX ? pool_validity(p, s) : NULL;
+	if (!bm || (s != UINT64_MAX && !sb))
+		return g1 - g0; /* fully valid here, or in the source */
+	uint32_t n = 0;
+	for (uint32_t w = g0 / 64; w <= (g1 - 1) / 64; w++) {
+		uint32_t lo = w == g0 / 64 ? g0 % 64 : 0;
+		uint32_t hi = w == (g1 - 1) / 64 ? (g1 - 1) % 64 + 1 : 64;
+		uint64_t mask = (hi == 64 ? ~0ull : (1ull << hi) - 1) & ~((1ull << lo) - 1);
+		n += (uint32_t)__builtin_popcountll((bm[w] | (sb ? sb[w] : 0)) & mask);
+	}
+	return n;
+}
+
 bool pool_hydr_complete(const struct vpool *p, uint64_t pext)
 {
 	uint64_t s = pool_hydr_src(p, pext);

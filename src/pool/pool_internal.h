@@ -312,6 +312,8 @@ static inline uint64_t pool_hydr_src(const struct vpool *p, uint64_t pext)
 /* Does granule g of pext read data (valid in pext, or in its hydration source)? */
 bool pool_granule_has_data(const struct vpool *p, uint64_t pext, uint32_t g);
 bool pool_any_data(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1);
+/* How many granules of [g0, g1) hold data (pool_granule_has_data)? */
+uint32_t pool_count_data(const struct vpool *p, uint64_t pext, uint32_t g0, uint32_t g1);
 int pool_apply_hydrated(struct vpool *p, uint64_t pext, uint64_t src);
 /* pext has a source, and holds everything the source has (writes filled it): done. */
 bool pool_hydr_complete(const struct vpool *p, uint64_t pext);

@@ -1,7 +1,7 @@
 /*
  * Takeover under load between two engine processes on one RBD pool (issue 26):
  *
- *   takeover SPEC ROUNDS      (ctest ceph/takeover; scripts/bench/ceph-takeover for 50)
+ *   takeover SPEC ROUNDS [--kill]   (ctest ceph/takeover, ceph/kill9; scripts/bench/ceph-takeover)
  *
  * How this works: this process (B) creates the pool on the image SPEC with a
  * volume, then runs ROUNDS rounds. In each, it starts a writer process (A: this
@@ -14,13 +14,18 @@
  * broken, A's client blocklisted; then recovery, vpool_open_stores) while A
  * keeps writing. A stops once 8 of its writes failed after its first failure,
  * and exits. Then B checks that
- *   - every write A acknowledged reads back through B: the block holds that
- *     version or a later one A wrote (0 acknowledged writes lost), also for
- *     acknowledgements A printed after B had taken over;
+ *   - every write A acknowledged reads back through B: the block holds a
+ *     well-formed block of this round with that version or a later one (0
+ *     acknowledged writes lost), also for acknowledgements A printed after B
+ *     had taken over;
  *   - A's writes after the takeover were refused (at least one error, and the
  *     first one -ESHUTDOWN/-EIO: Ceph's blocklist, or the pool that failed on it);
  *   - no acknowledgement A printed after its first refusal (nothing accepted
  *     from a fenced gateway).
+ * With --kill, A is killed instead (SIGKILL) after a random number of
+ * acknowledgements (100..3000), and only then does B take the pool over: every
+ * write A acknowledged before it died reads back (0 lost after a kill -9 of
+ * the engine; the cluster lives on).
  * B closes the pool (the lock released) before the next round. Prints per round
  * "round N: acks A, refused R, takeover_ms T" and at the end
  *   ceph_takeover rounds=N acked=A lost=0 accepted_after_fence=0 takeover_ms_p50=X takeover_ms_max=Y
@@ -127,7 +132,7 @@ static int writer_main(const char *spec, uint32_t round)
 	struct vblk *dev;
 	struct vpool *p;
 	struct vpool_open_report rep;
-	if (vreactor_create(256, &r) < 0 || vblk_rbd_open(r, spec, NULL, 0, &dev) < 0 ||
+	if (vreactor_create(256, &r) < 0 || vblk_open_store(r, spec, 0, NULL, &dev) < 0 ||
 	    vpool_open_stores(dev, NULL, 0, &p, &rep) < 0) {
 		fprintf(stderr, "writer: cannot open the pool %s\n", spec);
 		return 2;
@@ -167,10 +172,13 @@ static void rd_cb(void *arg, int res)
 	d->done = true;
 }
 
-/* Every acknowledged write reads back: the block holds its version or a later
- * one this round's writer submitted. Returns the blocks that do not. */
+/* Every acknowledged write reads back: the block holds a well-formed block of
+ * this round, this block number and a version no older than the one
+ * acknowledged (a later write, acknowledged or not, may have landed). Returns the
+ * blocks that do not; a block newer than any this process saw submitted is fine
+ * (the writer may have gone on past the last line read). */
 static unsigned lost_writes(struct vvol *v, struct vreactor *r, uint32_t round,
-			    const uint32_t *acked, const uint32_t *submitted)
+			    const uint32_t *acked)
 {
 	uint8_t *buf = vblk_alloc_buf(BLOCK), *want = vblk_alloc_buf(BLOCK);
 	unsigned lost = 0;
@@ -185,16 +193,15 @@ static unsigned lost_writes(struct vvol *v, struct vreactor *r, uint32_t round,
 			lost++;
 			continue;
 		}
-		bool ok = false;
-		for (uint32_t ver = acked[b]; ver <= submitted[b] && !ok; ver++) {
-			fill(want, round, b, ver);
-			ok = !memcmp(buf, want, BLOCK);
-		}
+		uint32_t got[3];
+		memcpy(got, buf, sizeof(got));
+		fill(want, got[0], got[1], got[2]);
+		bool ok = !memcmp(buf, want, BLOCK) && got[0] == round && got[1] == b &&
+			  got[2] >= acked[b];
 		if (!ok) {
-			uint32_t got[3];
-			memcpy(got, buf, sizeof(got));
 			fprintf(stderr, "LOST: block %u acknowledged at version %u, reads round %u block %u "
-					"version %u\n", b, acked[b], got[0], got[1], got[2]);
+					"version %u%s\n", b, acked[b], got[0], got[1], got[2],
+				memcmp(buf, want, BLOCK) ? " (not a well-formed block)" : "");
 			lost++;
 		}
 	}
@@ -213,10 +220,12 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--writer"))
 		return writer_main(argv[2], (uint32_t)strtoul(argv[3], NULL, 10));
-	if (argc != 3 || !getenv("CEPH_CONF")) {
-		fprintf(stderr, "usage: CEPH_CONF=... takeover rbd:POOL/IMAGE ROUNDS\n");
+	bool kill9 = argc == 4 && !strcmp(argv[3], "--kill");
+	if ((argc != 3 && !kill9) || !getenv("CEPH_CONF")) {
+		fprintf(stderr, "usage: CEPH_CONF=... takeover rbd:POOL/IMAGE ROUNDS [--kill]\n");
 		return 2;
 	}
+	srand((unsigned)getpid());
 	const char *spec = argv[1];
 	unsigned rounds = (unsigned)strtoul(argv[2], NULL, 10);
 	signal(SIGPIPE, SIG_IGN);
@@ -226,10 +235,10 @@ int main(int argc, char **argv)
 	struct vpool_open_report rep;
 	if (vreactor_create(256, &r) < 0)
 		return 2;
-	vblk_rbd_remove(spec, NULL);
+	vblk_remove_store(spec, NULL);
 	struct vpool_params prm = {.size = 256u << 20};
 	struct vvol *v;
-	if (vblk_rbd_open(r, spec, NULL, prm.size, &dev) < 0 || vpool_format(dev, &prm) < 0 ||
+	if (vblk_open_store(r, spec, prm.size, NULL, &dev) < 0 || vpool_format(dev, &prm) < 0 ||
 	    vpool_open_stores(dev, NULL, 0, &p, &rep) < 0 ||
 	    vpool_volume_create(p, "vol", 64u << 20, 512, &v) < 0 || vpool_close(p) < 0) {
 		fprintf(stderr, "takeover: cannot make the pool on %s\n", spec);
@@ -254,20 +263,19 @@ int main(int argc, char **argv)
 		}
 		close(out[1]);
 		FILE *f = fdopen(out[0], "r");
-		static uint32_t acked[NBLOCKS], submitted[NBLOCKS];
+		static uint32_t acked[NBLOCKS];
 		memset(acked, 0, sizeof(acked));
-		memset(submitted, 0, sizeof(submitted));
 		char line[128];
 		unsigned acks = 0, refused = 0, after_refusal = 0;
 		int first_err = 0;
-		bool took = false;
+		bool took = false, killed = false;
 		double t0 = 0;
-		uint32_t next = 0; /* the writer's submission order: write n = block n % NBLOCKS */
+		unsigned kill_at = 100 + (unsigned)rand() % 2901;
 		bool hung = false;
 		for (;;) {
 			/* a writer still writing 20 s after the takeover was not fenced */
 			struct pollfd pfd = {.fd = fileno(f), .events = POLLIN};
-			if (took && now_ms() - t0 > 20000) {
+			if (took && !kill9 && now_ms() - t0 - tk[round - 1] > 20000) {
 				hung = true;
 				kill(a, SIGKILL);
 				break;
@@ -289,22 +297,23 @@ int main(int argc, char **argv)
 					first_err = rc;
 				refused++;
 			}
-			/* every write the writer may have submitted so far (it keeps QD ahead) */
-			while (next < acks + refused + QD) {
-				uint32_t nb = next % NBLOCKS, nv = next / NBLOCKS + 1;
-				if (nv > submitted[nb])
-					submitted[nb] = nv;
-				next++;
+			if (kill9 && !killed && acks >= kill_at) {
+				kill(a, SIGKILL); /* what it printed up to now is all it acknowledged */
+				killed = true;
 			}
-			if (!took && acks >= 150) {
+			if (!took && (kill9 ? killed : acks >= 150)) {
 				t0 = now_ms();
-				if (vblk_rbd_takeover(r, spec, NULL, &dev) < 0 ||
+				if ((vblk_rbd_spec(spec) ? vblk_rbd_takeover(r, spec, NULL, &dev)
+					 : vblk_open_store(r, spec, 0, NULL, &dev)) < 0 ||
 				    vpool_open_stores(dev, NULL, 0, &p, &rep) < 0) {
 					fprintf(stderr, "round %u: the takeover failed\n", round);
 					kill(a, SIGKILL);
 					return 1;
 				}
 				tk[round - 1] = now_ms() - t0;
+				fprintf(stderr, "round %u: recovery replayed %llu commits, %llu records, %llu "
+						"bytes written home\n", round, (unsigned long long)rep.commits,
+					(unsigned long long)rep.records, (unsigned long long)rep.data_bytes);
 				took = true;
 			}
 		}
@@ -317,13 +326,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		v = vpool_volume_find(p, "vol");
-		unsigned lost = v ? lost_writes(v, r, round, acked, submitted) : NBLOCKS;
+		unsigned lost = v ? lost_writes(v, r, round, acked) : NBLOCKS;
 		if (hung)
 			fprintf(stderr, "round %u: the writer still wrote 20 s after the takeover "
 					"(not fenced)\n", round);
-		bool ok = !hung && lost == 0 && refused > 0 && after_refusal == 0 &&
-			  (first_err == -ESHUTDOWN || first_err == -EIO) && WIFEXITED(st) &&
-			  WEXITSTATUS(st) == 0;
+		bool ok = !hung && lost == 0 && after_refusal == 0 &&
+			  (kill9 ? WIFSIGNALED(st)
+				 : refused > 0 && (first_err == -ESHUTDOWN || first_err == -EIO) &&
+					   WIFEXITED(st) && WEXITSTATUS(st) == 0);
 		printf("round %u: acks %u, refused %u (first %d), acks after a refusal %u, lost %u, "
 		       "takeover_ms %.0f%s\n", round, acks, refused, first_err, after_refusal, lost,
 		       tk[round - 1], ok ? "" : "  FAILED");
@@ -340,7 +350,7 @@ int main(int argc, char **argv)
 	printf("ceph_takeover rounds=%u acked=%u lost=%u accepted_after_fence=%u takeover_ms_p50=%.0f "
 	       "takeover_ms_max=%.0f\n", rounds, total_acked, total_lost, total_after,
 	       rounds ? tk[rounds / 2] : 0.0, rounds ? tk[rounds - 1] : 0.0);
-	vblk_rbd_remove(spec, NULL);
+	vblk_remove_store(spec, NULL);
 	vreactor_destroy(r);
 	free(tk);
 	return failed_rounds ? 1 : 0;

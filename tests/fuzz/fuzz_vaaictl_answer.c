@@ -198,9 +198,11 @@ int fuzz_make_seeds(const char *dir)
 		"cy_ok\":{\"count\":1,\"sum_ns\":581,\"buckets\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,"
 		"0,0,0,0,0,0,0,0,0,0,0,0]},\"latency_failed\":{\"count\":1,\"sum_ns\":111,\"bu"
 		"ckets\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}},\"xcopy"
-		"\":{\"src_bytes\":3145728,\"dst_bytes\":0},\"caw\":{\"miscompares\":2},\"write_s"
+		"\":{\"src_bytes\":3145728,\"dst_bytes\":0,\"shared_bytes\":0,\"copied_bytes\":0},"
+		"\"caw\":{\"miscompares\":2},\"write_s"
 		"ame\":{\"zero\":1,\"pattern\":1,\"unmap_bit\":1,\"zero_bytes\":1048576,\"pattern"
-		"_bytes\":4096},\"unmap\":{\"descriptors\":2,\"bytes\":12288},\"out_of_space\":0"
+		"_bytes\":4096,\"deallocated_bytes\":12288},\"unmap\":{\"descriptors\":2,\"bytes\":"
+		"12288,\"deallocated_bytes\":4096},\"out_of_space\":0"
 		",\"unit_attentions\":{\"capacity_changed\":0,\"mode_changed\":0,\"inquiry_cha"
 		"nged\":0,\"threshold\":0,\"other\":0},\"inflight\":0,\"inflight_max\":1}}]}";
 	static const struct {

@@ -2,7 +2,9 @@
 """A stand-in for vaaid's control socket answering `stats` (tests/tools/vaaictl_top.sh):
 every answer has LUN ds1 of pool default with counters grown by a fixed step since
 the previous one (1000 WRITEs of 4 KiB, 50 COMPARE AND WRITE + 2 failed, 10 EXTENDED
-COPY, 20 WRITE SAME, 5 UNMAP, each GOOD one 500 us). Usage: fake_vaaid_stats.py SOCKET"""
+COPY, 20 WRITE SAME, 5 UNMAP, each GOOD one 500 us; the pool shared 2 x 1048473 bytes
+and copied 1048473 to ds1, deallocated 1048473 for WRITE SAME and 1023 for UNMAP).
+Also tests/tools/vaaictl_stats.sh. Usage: fake_vaaid_stats.py SOCKET"""
 import json, os, socket, sys
 
 path = sys.argv[1]
@@ -33,7 +35,13 @@ while True:
                    "bytes": ok * n * 4096 if k == "write" else 0,
                    "latency_ok": {"count": ok * n, "sum_ns": ok * n * 500000},
                    "latency_failed": {"count": failed * n, "sum_ns": failed * n * 1000}}
-    st = {"commands": cmds}
+    # what the pool did (vaaictl stats' table, tests/tools/vaaictl_stats.sh): sizes whose
+    # text is the longest ("1023.9 KiB") at the first answer
+    st = {"commands": cmds,
+          "xcopy": {"src_bytes": 0, "dst_bytes": 3 * 1048473 * n,
+                    "shared_bytes": 2 * 1048473 * n, "copied_bytes": 1048473 * n},
+          "write_same": {"deallocated_bytes": 1048473 * n},
+          "unmap": {"deallocated_bytes": 1023 * n}}
     ans = {"ok": True,
            "luns": [{"dev": "ds1", "pool": "default", "volume": "ds1", "uio": 0, "stats": st}],
            "pools": [{"name": "default", "luns": 1, "lun_sum": st,

@@ -9,7 +9,10 @@
  *    eventfd is readable) and a client thread: GET /metrics is the snapshot's
  *    text, other paths 404, other methods 405, a malformed request 400, a
  *    client that connects and sends nothing does not hold up another's GET,
- *    and a main loop that never answers gives 503 after 5 s.
+ *    and a main loop that never answers gives 503 after 5 s;
+ *  - a source whose snapshot is a copy of the counters (what vaaid serves):
+ *    taken on the main loop's thread, formatted on another (the HTTP
+ *    connection's) into exactly vd_metrics_format's text, every copy freed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -63,6 +66,10 @@ static void fill(void)
 	lun.stats.cmd[VSTAT_CAW].lat_ok.bucket[9] = 2; /* < 2^19 ns */
 	lun.stats.cmd[VSTAT_CAW].lat_ok.bucket[10] = 1;
 	lun.stats.xcopy_dst_bytes = 4194304;
+	lun.stats.xcopy_shared_bytes = 3145728;
+	lun.stats.xcopy_copied_bytes = 1048576;
+	lun.stats.ws_deallocated_bytes = 12288;
+	lun.stats.unmap_deallocated_bytes = 8192;
 	lun.stats.caw_miscompares = 2;
 	lun.stats.out_of_space = 1;
 	lun.stats.ua_posted[VSTAT_UA_THRESHOLD] = 1;
@@ -132,6 +139,11 @@ static void test_format(void **state)
 	assert_non_null(strstr(t, "vaaid_commands_total{" L ",kind=\"caw\",result=\"failed\"} 2\n"));
 	assert_non_null(strstr(t, "vaaid_command_bytes_total{" L ",kind=\"caw\"} 1536\n"));
 	assert_non_null(strstr(t, "vaaid_xcopy_bytes_total{" L ",side=\"destination\"} 4194304\n"));
+	assert_non_null(strstr(t, "vaaid_xcopy_shared_bytes_total{" L "} 3145728\n"));
+	assert_non_null(strstr(t, "vaaid_xcopy_copied_bytes_total{" L "} 1048576\n"));
+	assert_non_null(strstr(t, "vaaid_deallocated_bytes_total{" L ",kind=\"write_same\"} 12288\n"));
+	assert_non_null(strstr(t, "vaaid_deallocated_bytes_total{" L ",kind=\"unmap\"} 8192\n"));
+	assert_non_null(strstr(t, "# TYPE vaaid_deallocated_bytes_total counter\n"));
 	assert_non_null(strstr(t, "vaaid_caw_miscompares_total{" L "} 2\n"));
 	assert_non_null(strstr(t, "vaaid_out_of_space_total{" L "} 1\n"));
 	assert_non_null(strstr(t, "vaaid_unit_attentions_total{" L ",condition=\"threshold\"} 1\n"));
@@ -286,6 +298,102 @@ static void test_http_unanswered(void **state)
 	free(h);
 }
 
+/* ---- a copy of the counters, formatted on the HTTP thread */
+
+struct split {
+	uint16_t port;
+	pthread_t loop;       /* the main loop's thread */
+	int takes, renders, drops;
+	bool take_elsewhere;  /* a take not on the main loop's thread */
+	bool render_on_loop;  /* a render on it */
+	bool done, client_failed;
+	char got[2][262144];
+};
+
+static void *split_take(void *arg)
+{
+	struct split *h = arg;
+	h->takes++;
+	h->take_elsewhere |= !pthread_equal(pthread_self(), h->loop);
+	struct vd_metrics_snapshot *s = vd_metrics_snapshot_alloc(1, 1);
+	if (!s)
+		return NULL;
+	s->luns[0] = lun;
+	s->luns[0].pool = strdup(lun.pool);
+	s->luns[0].volume = strdup(lun.volume);
+	s->pools[0] = pool;
+	s->pools[0].name = strdup(pool.name);
+	return s;
+}
+
+static struct split *split_h; /* render and drop have no argument of their own */
+
+static char *split_render(const void *snap, size_t *len)
+{
+	__atomic_add_fetch(&split_h->renders, 1, __ATOMIC_SEQ_CST);
+	if (pthread_equal(pthread_self(), split_h->loop))
+		__atomic_store_n(&split_h->render_on_loop, true, __ATOMIC_SEQ_CST);
+	return vd_metrics_snapshot_text(snap, len);
+}
+
+static void split_drop(void *snap)
+{
+	__atomic_add_fetch(&split_h->drops, 1, __ATOMIC_SEQ_CST);
+	vd_metrics_snapshot_free(snap);
+}
+
+static void *split_client(void *arg)
+{
+	struct split *h = arg;
+	for (int i = 0; i < 2; i++)
+		h->client_failed |= roundtrip(h->port, "GET /metrics HTTP/1.0\r\n\r\n", h->got[i],
+					      sizeof(h->got[i])) < 0;
+	__atomic_store_n(&h->done, true, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void test_http_split(void **state)
+{
+	(void)state;
+	fill();
+	struct split *h = calloc(1, sizeof(*h));
+	assert_non_null(h);
+	split_h = h;
+	h->loop = pthread_self();
+	const struct vd_metrics_source src = {split_take, split_render, split_drop, h};
+	struct vd_metrics *m;
+	char err[256];
+	assert_int_equal(vd_metrics_start_source("127.0.0.1:0", &src, &m, err, sizeof(err)), 0);
+	h->port = vd_metrics_port(m);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, split_client, h), 0);
+	while (!__atomic_load_n(&h->done, __ATOMIC_SEQ_CST)) {
+		struct pollfd pf = {.fd = vd_metrics_fd(m), .events = POLLIN};
+		if (poll(&pf, 1, 50) > 0)
+			vd_metrics_service(m);
+	}
+	pthread_join(t, NULL);
+	vd_metrics_stop(m);
+	assert_false(h->client_failed);
+	size_t len;
+	char *want = vd_metrics_format(&lun, 1, &pool, 1, &len);
+	assert_non_null(want);
+	assert_true(len + 1024 < sizeof(h->got[0]));
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(strstr(h->got[i], " 200 OK\r\n"));
+		const char *body = strstr(h->got[i], "\r\n\r\n");
+		assert_non_null(body);
+		assert_string_equal(body + 4, want); /* byte for byte */
+	}
+	free(want);
+	assert_int_equal(h->takes, 2);
+	assert_false(h->take_elsewhere);
+	assert_int_equal(h->renders, 2);
+	assert_false(h->render_on_loop); /* the text is not made on the main loop's thread */
+	assert_int_equal(h->drops, 2);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_http_unanswered),
+		cmocka_unit_test(test_http_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

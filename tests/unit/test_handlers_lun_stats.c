@@ -47,6 +47,13 @@ static void test_sum(void **state)
 	b.cmd[VSTAT_CAW].ok = 4;
 	b.cmd[VSTAT_CAW].lat_ok.bucket[5] = 1;
 	b.xcopy_dst_bytes = 4096;
+	a.xcopy_shared_bytes = 1 << 20;
+	b.xcopy_shared_bytes = 2 << 20;
+	b.xcopy_copied_bytes = 4096;
+	a.ws_deallocated_bytes = 8192;
+	b.ws_deallocated_bytes = 4096;
+	a.unmap_deallocated_bytes = 512 << 10;
+	b.unmap_deallocated_bytes = 3 << 20;
 	b.inflight_max = 9;
 	b.inflight = 2;
 	vaai_lun_stats_add(&sum, &a);
@@ -55,6 +62,10 @@ static void test_sum(void **state)
 	assert_int_equal(sum.cmd[VSTAT_CAW].lat_ok.bucket[5], 4);
 	assert_int_equal(sum.caw_miscompares, 2);
 	assert_int_equal(sum.xcopy_dst_bytes, 4096);
+	assert_int_equal(sum.xcopy_shared_bytes, 3 << 20);
+	assert_int_equal(sum.xcopy_copied_bytes, 4096);
+	assert_int_equal(sum.ws_deallocated_bytes, 12288);
+	assert_int_equal(sum.unmap_deallocated_bytes, (512 << 10) + (3 << 20));
 	assert_int_equal(sum.ua_posted[VSTAT_UA_THRESHOLD], 1);
 	assert_int_equal(sum.inflight, 2);
 	assert_int_equal(sum.inflight_max, 9); /* the most one LUN saw */

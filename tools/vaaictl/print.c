@@ -164,16 +164,25 @@ static void print_counters(FILE *out, json_object *st)
 	human(get_u64(um, "bytes"), ub, sizeof(ub));
 	fprintf(out, "  copied from here %s, to here %s; ATS miscompares %" PRIu64 "\n", s1, s2,
 		get_u64(get_obj(st, "caw"), "miscompares"));
+	/* what the pool did (include/vaaid/pool.h, struct vvol_report): at most 77 columns
+	 * with the longest sizes ("1023.9 KiB"); its deallocations after UNMAP's line */
+	human(get_u64(x, "shared_bytes"), s1, sizeof(s1));
+	human(get_u64(x, "copied_bytes"), s2, sizeof(s2));
+	fprintf(out, "  to here: shared %s (whole extents), copied %s (data moved)\n", s1, s2);
+	/* (WRITE SAME's and UNMAP's line, and the last one, were wider than 80 columns) */
 	fprintf(out, "  WRITE SAME zeros %" PRIu64 " (%s), pattern %" PRIu64 " (%s), UNMAP bit %" PRIu64
-		     "; UNMAP descriptors %" PRIu64 " (%s)\n",
-		get_u64(ws, "zero"), z, get_u64(ws, "pattern"), pt, get_u64(ws, "unmap_bit"),
-		get_u64(um, "descriptors"), ub);
-	fprintf(out, "  out of space (27h/07h) %" PRIu64 "; unit attentions: threshold %" PRIu64
-		     ", capacity %" PRIu64 ", mode %" PRIu64 ", inquiry %" PRIu64 ", other %" PRIu64
-		     "; in flight %" PRIu64 " (most %" PRIu64 ")\n",
-		get_u64(st, "out_of_space"), get_u64(ua, "threshold"), get_u64(ua, "capacity_changed"),
-		get_u64(ua, "mode_changed"), get_u64(ua, "inquiry_changed"), get_u64(ua, "other"),
-		get_u64(st, "inflight"), get_u64(st, "inflight_max"));
+		     "\n",
+		get_u64(ws, "zero"), z, get_u64(ws, "pattern"), pt, get_u64(ws, "unmap_bit"));
+	fprintf(out, "  UNMAP descriptors %" PRIu64 " (%s)\n", get_u64(um, "descriptors"), ub);
+	human(get_u64(ws, "deallocated_bytes"), s1, sizeof(s1));
+	human(get_u64(um, "deallocated_bytes"), s2, sizeof(s2));
+	fprintf(out, "  deallocated: by WRITE SAME %s, by UNMAP %s\n", s1, s2);
+	fprintf(out, "  out of space (27h/07h) %" PRIu64 "; in flight %" PRIu64 " (most %" PRIu64 ")\n",
+		get_u64(st, "out_of_space"), get_u64(st, "inflight"), get_u64(st, "inflight_max"));
+	fprintf(out, "  unit attentions: threshold %" PRIu64 ", capacity %" PRIu64 ", mode %" PRIu64
+		     ", inquiry %" PRIu64 ", other %" PRIu64 "\n",
+		get_u64(ua, "threshold"), get_u64(ua, "capacity_changed"), get_u64(ua, "mode_changed"),
+		get_u64(ua, "inquiry_changed"), get_u64(ua, "other"));
 }
 
 static void print_stats(FILE *out, json_object *ans)
@@ -197,7 +206,7 @@ static void print_stats(FILE *out, json_object *ans)
 		human(get_u64(p, "capacity"), c, sizeof(c));
 		human(get_u64(k, "journal_bytes"), jb, sizeof(jb));
 		uint64_t ck = get_u64(k, "checkpoints");
-		fprintf(out, "POOL %s: %s of %s used; %" PRIu64 " LUN(s); journal %" PRIu64
+		fprintf(out, "POOL %s: %s of %s used; %" PRIu64 " LUN(s)\n  journal %" PRIu64
 			     " commits (%s); %" PRIu64 " checkpoint(s)",
 			get_str(e, "name"), u, c, get_u64(e, "luns"), get_u64(k, "journal_commits"), jb,
 			ck);

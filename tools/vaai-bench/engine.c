@@ -31,8 +31,18 @@
  * flight (default: as detected, 4 on a volatile cache without FUA), or 0:
  * RWF_DSYNC per write (vblk_uring.c).
  * Per pattern the order is engine, fio, fio, engine, each for half of
- * --runtime, after a sync and a 2 s pause each, so that what the disk is
- * still flushing weighs on both sides alike; each side totals --runtime.
+ * --runtime, after a sync and a 2 s pause each (--settle S; 3 s after the
+ * fills), so that what the disk is still flushing weighs on both sides alike;
+ * each side totals --runtime.
+ * --rbd CEPHPOOL (issue 26): the pool is the RBD image CEPHPOOL/vaai-bench-engine
+ * of CEPH_CONF's cluster (journal inside, librbd's cache off: vblk_rbd), and
+ * fio runs --ioengine=rbd --clientname=admin on CEPHPOOL/vaai-bench-fio, an
+ * image made by vblk_rbd's own create rule (1 MiB objects, default features),
+ * of --size (written completely first by fio with 1 MiB writes) for randwrite
+ * and randread, made anew (--alloc-size, never written) before each alloc run;
+ * the cache is off for fio through ceph.conf (scripts/ceph/cluster: rbd cache
+ * = false). No --sync: librbd without cache acknowledges a write once the OSDs
+ * have it, as for the engine. Lines named rbd_<pattern> with fio_rbd_iops=.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +74,9 @@ struct ecfg {
 	unsigned bs;      /* --bs: randwrite / randread size and alignment (512 or 4096) */
 	int whole;        /* --whole-granules on|off|auto: 1 / 0 / -1 (simhost_whole_granules) */
 	int group_flush;  /* --group-flush N: simhost_group_flush; -1 = the default */
+	unsigned settle;  /* --settle S: pause before each step (smoke tests: 0) */
+	const char *rbd;  /* --rbd CEPHPOOL: pool and fio on RBD images of CEPH_CONF's cluster */
+	char fio_img[200]; /* --rbd: fio's image (rbd:CEPHPOOL/vaai-bench-fio) */
 };
 
 enum pattern { P_RANDWRITE, P_RANDREAD, P_ALLOC };
@@ -204,6 +217,36 @@ out:
 	return rc;
 }
 
+/*
+ * --rbd: fio's image made anew (size bytes, vblk_rbd's create rule: the same
+ * object size and features as the pool's image), closed again so that fio's
+ * librbd takes its lock; written completely by fio (1 MiB writes) when full.
+ */
+static int fio_rbd_image(const struct ecfg *c, uint64_t size, bool full)
+{
+	vblk_rbd_remove(c->fio_img, NULL); /* -ENOENT the first time */
+	struct vreactor *r;
+	int rc = vreactor_create(16, &r);
+	if (rc < 0)
+		return rc;
+	struct vblk *b = NULL;
+	rc = vblk_rbd_open(r, c->fio_img, NULL, size, &b);
+	if (rc == 0)
+		vblk_close(b);
+	vreactor_destroy(r);
+	if (rc < 0 || !full)
+		return rc;
+	char a_pool[200], a_img[200], a_size[64];
+	snprintf(a_pool, sizeof(a_pool), "--pool=%s", c->rbd);
+	snprintf(a_img, sizeof(a_img), "--rbdname=%s", strchr(c->fio_img, '/') + 1);
+	snprintf(a_size, sizeof(a_size), "--size=%llu", (unsigned long long)size);
+	char *argv[] = {(char *)c->fio, "--name=fill", "--ioengine=rbd", "--clientname=admin",
+			a_pool, a_img, a_size, "--bs=1M", "--iodepth=8", "--rw=write",
+			"--output-format=json", NULL};
+	double iops;
+	return bench_fio_iops(argv, "write", &iops, NULL);
+}
+
 static int run_fio(const struct ecfg *c, const char *file, enum pattern pat, double runtime,
 		   double *iops)
 {
@@ -216,26 +259,37 @@ static int run_fio(const struct ecfg *c, const char *file, enum pattern pat, dou
 	snprintf(a_qd, sizeof(a_qd), "--iodepth=%u", c->qd);
 	char *argv[32];
 	int n = 0;
+	char a_pool[200], a_img[200];
 	argv[n++] = (char *)c->fio;
 	argv[n++] = "--name=bench";
-	argv[n++] = a_file;
 	argv[n++] = a_size;
-	argv[n++] = "--ioengine=io_uring";
-	argv[n++] = "--direct=1";
+	if (c->rbd) {
+		snprintf(a_pool, sizeof(a_pool), "--pool=%s", c->rbd);
+		snprintf(a_img, sizeof(a_img), "--rbdname=%s", strchr(c->fio_img, '/') + 1);
+		argv[n++] = "--ioengine=rbd";
+		argv[n++] = "--clientname=admin";
+		argv[n++] = a_pool;
+		argv[n++] = a_img;
+	} else {
+		argv[n++] = a_file;
+		argv[n++] = "--ioengine=io_uring";
+		argv[n++] = "--direct=1";
+		argv[n++] = "--fallocate=none";
+	}
 	char a_bs[32];
 	snprintf(a_bs, sizeof(a_bs), "--bs=%u", pat == P_ALLOC ? IO : c->bs);
 	argv[n++] = a_bs;
 	argv[n++] = a_qd;
 	argv[n++] = "--time_based";
 	argv[n++] = a_rt;
-	argv[n++] = "--fallocate=none";
 	argv[n++] = "--output-format=json";
 	if (pat == P_RANDREAD) {
 		argv[n++] = "--rw=randread";
 		argv[n++] = "--norandommap";
 	} else {
 		argv[n++] = "--rw=randwrite";
-		argv[n++] = "--sync=dsync";
+		if (!c->rbd) /* librbd without cache: acknowledged once the OSDs have it */
+			argv[n++] = "--sync=dsync";
 		if (pat == P_RANDWRITE)
 			argv[n++] = "--norandommap";
 	}
@@ -312,18 +366,38 @@ static int parse_args(struct ecfg *c, int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--fio")) {
 			c->fio = v;
+		} else if (!strcmp(a, "--settle")) {
+			c->settle = (unsigned)atoi(v);
+			if (c->settle > 60 || (!c->settle && strcmp(v, "0"))) {
+				fprintf(stderr, "vaai-bench engine: --settle must be 0..60 s\n");
+				return -EINVAL;
+			}
+		} else if (!strcmp(a, "--rbd")) {
+			c->rbd = v;
+			if (!*v || strchr(v, '/') ||
+			    snprintf(c->fio_img, sizeof(c->fio_img), "rbd:%s/vaai-bench-fio", v) >=
+				    (int)sizeof(c->fio_img)) {
+				fprintf(stderr, "vaai-bench engine: --rbd takes a Ceph pool's name\n");
+				return -EINVAL;
+			}
 		} else {
 			fprintf(stderr, "vaai-bench engine: unknown option %s\n", a);
 			return -EINVAL;
 		}
 	}
+	if (c->rbd && c->group_flush >= 0) {
+		fprintf(stderr, "vaai-bench engine: --group-flush is for pool files, not --rbd\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
-static void print_line(const char *name, const struct eng_run *e, double fio)
+/* --rbd: rbd_<name> ... fio_rbd_iops= (new lines; the file lines stay as they are) */
+static void print_line(const char *name, const struct eng_run *e, double fio, bool rbd)
 {
 	double eng = e->seconds > 0 ? (double)e->done / e->seconds : 0;
-	printf("%s engine_iops=%.0f fio_iops=%.0f ratio=%.2f\n", name, eng, fio, fio > 0 ? eng / fio : 0);
+	printf("%s%s engine_iops=%.0f %s=%.0f ratio=%.2f\n", rbd ? "rbd_" : "", name, eng,
+	       rbd ? "fio_rbd_iops" : "fio_iops", fio, fio > 0 ? eng / fio : 0);
 	fflush(stdout);
 }
 
@@ -331,20 +405,27 @@ int bench_engine_main(int argc, char **argv)
 {
 	struct ecfg c = {.dir = "build/bench-tmp", .size = 1ull << 30, .alloc_size = 4ull << 30,
 			 .runtime = 20, .qd = 32, .bs = IO, .whole = -1, .group_flush = -1,
-			 .fio = "/usr/bin/fio"};
+			 .fio = "/usr/bin/fio", .settle = 2};
 	if (parse_args(&c, argc, argv) < 0)
 		return 2;
-	mkdir(c.dir, 0755);
 	char pool[4096], ffile[4096];
-	snprintf(pool, sizeof(pool), "%s/engine.pool", c.dir);
-	snprintf(ffile, sizeof(ffile), "%s/fio.file", c.dir);
-	simhost_remove_pool(pool);
+	if (c.rbd) {
+		snprintf(pool, sizeof(pool), "rbd:%s/vaai-bench-engine", c.rbd);
+		snprintf(ffile, sizeof(ffile), "%s", c.fio_img);
+	} else {
+		mkdir(c.dir, 0755);
+		snprintf(pool, sizeof(pool), "%s/engine.pool", c.dir);
+		snprintf(ffile, sizeof(ffile), "%s/fio.file", c.dir);
+	}
+	simhost_remove_pool(pool); /* an RBD image too (vblk_remove_store) */
 	/* The two volumes + room for the metadata (journal, checkpoints). */
 	uint64_t psize = c.size + c.alloc_size + (256u << 20);
 	struct vpool_params prm = {0};
 	struct simhost *h;
 	char err[512] = "";
-	int rc = simhost_create_pool(pool, psize, &prm, SIMHOST_IO_URING, 1, &h, err, sizeof(err));
+	/* On RBD the journal is inside the image, as the daemon and vaai-sim keep it. */
+	int rc = simhost_create_pool_ex(pool, psize, &prm, !c.rbd, SIMHOST_IO_URING, 1, &h, err,
+					sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "vaai-bench: %s\n", err);
 		return 1;
@@ -378,7 +459,7 @@ int bench_engine_main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "# engine fill: %.1f s\n", bench_now() - t);
-	if ((rc = bench_make_file(ffile, c.size, true)) < 0) {
+	if ((rc = c.rbd ? fio_rbd_image(&c, c.size, true) : bench_make_file(ffile, c.size, true)) < 0) {
 		fprintf(stderr, "vaai-bench: %s: %s\n", ffile, strerror(-rc));
 		goto out;
 	}
@@ -395,7 +476,7 @@ int bench_engine_main(int argc, char **argv)
 	snprintf(runs[2].name, sizeof(runs[2].name), "alloc_write_4k_qd%u", c.qd);
 	/* Let the fills reach the disk: a run must not pay for the previous one's writeback. */
 	sync();
-	sleep(3);
+	sleep(c.settle + 1);
 	order = malloc(n_alloc * sizeof(*order));
 	if (!order)
 		goto out;
@@ -425,11 +506,13 @@ int bench_engine_main(int argc, char **argv)
 		uint64_t next = 0;
 		for (int step = 0; step < 4; step++) {
 			sync();
-			sleep(2);
+			sleep(c.settle);
 			if (step == 1 || step == 2) {
 				if (c.no_fio)
 					continue;
-				if (runs[r].p == P_ALLOC && (rc = bench_make_file(ffile, c.alloc_size, false)) < 0) {
+				if (runs[r].p == P_ALLOC &&
+				    (rc = c.rbd ? fio_rbd_image(&c, c.alloc_size, false)
+						: bench_make_file(ffile, c.alloc_size, false)) < 0) {
 					fprintf(stderr, "vaai-bench: %s: %s\n", ffile, strerror(-rc));
 					goto out;
 				}
@@ -456,7 +539,7 @@ int bench_engine_main(int argc, char **argv)
 		e.done = ea.done + eb.done;
 		e.seconds = ea.seconds + eb.seconds;
 		fio = (fa + fb) / 2;
-		print_line(runs[r].name, &e, fio);
+		print_line(runs[r].name, &e, fio, c.rbd != NULL);
 	}
 	char *js = simhost_stats_json(h);
 	if (js)
@@ -470,7 +553,10 @@ out:
 		fprintf(stderr, "vaai-bench: closing the pool: %s\n", strerror(-rc));
 		status = 1;
 	}
-	if (!c.keep) {
+	if (!c.keep && c.rbd) {
+		simhost_remove_pool(pool);
+		vblk_rbd_remove(c.fio_img, NULL);
+	} else if (!c.keep) {
 		simhost_remove_pool(pool);
 		unlink(ffile);
 		rmdir(c.dir); /* only if empty */

@@ -98,6 +98,7 @@ static void usage(void)
 		"usage: vaai-bench engine [--dir DIR] [--size SIZE] [--alloc-size SIZE] [--runtime S] [--qd N]\n"
 		"                         [--fio PATH] [--only randwrite|randread|alloc] [--no-fio] [--keep]\n"
 		"                         [--bs 512|4096] [--whole-granules on|off|auto] [--group-flush N]\n"
+		"                         [--settle S] [--rbd CEPHPOOL]  (pool and fio on RBD images: scripts/bench/ceph-engine)\n"
 		"       vaai-bench recovery [--dir DIR] [--extents N] [--partial N] [--crashes N]\n"
 		"                         [--crash-fill F] [--keep]\n"
 		"       vaai-bench vaai [options]    (WRITE SAME, UNMAP, COMPARE AND WRITE: scripts/bench/vaai)\n"

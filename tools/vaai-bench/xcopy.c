@@ -46,6 +46,13 @@
  * The pool's journal is in a file of its own (pool.journal), as the daemon
  * makes it for a pool in a regular file; --journal store keeps it in the pool
  * file (the line's journal= says which).
+ * --rbd CEPHPOOL (issue 26): the pool is the RBD image CEPHPOOL/vaai-bench-xcopy
+ * of CEPH_CONF's cluster (journal inside; librbd's cache off: vblk_rbd), and
+ * step 1 also prints
+ *   rbd_xcopy_1g xcopy_s=S readwrite_s=S ratio=R size_mib=N bytes_moved=B
+ * (the same medians as xcopy_8g_16m_segments: EXTENDED COPY, extents shared,
+ * vs READ + WRITE of the same ranges through the engine; ratio = readwrite_s /
+ * xcopy_s; the name says 1g whatever --size is: size_mib says the range).
  * Finally the pool's invariant checks run on the live pool (vpool_verify).
  * Any mismatch or failed check exits 1; --inject-mismatch (for the smoke
  * test) overwrites 4 KiB of xdst before the verification, which must fail.
@@ -94,6 +101,7 @@ struct xcfg {
 	bool keep;
 	bool thick; /* --backing thick: the pool file's data area written once before the run */
 	bool journal_in_store; /* --journal store: the one-file layout (default: a journal file) */
+	const char *rbd; /* --rbd CEPHPOOL: the pool on an RBD image (journal inside) */
 };
 
 /* What the target reported (RECEIVE COPY RESULTS OPERATING PARAMETERS, VPD 8Fh/B0h). */
@@ -808,6 +816,11 @@ static int bench_copy(struct xb *x)
 		       "host_copy_s=%.2f size_mib=%llu reps=%u\n",
 		       mh / mx, (unsigned long long)moved_max, mx, mh,
 		       (unsigned long long)(c->size >> 20), c->reps);
+		if (c->rbd)
+			printf("rbd_xcopy_1g xcopy_s=%.3f readwrite_s=%.2f ratio=%.0f size_mib=%llu "
+			       "bytes_moved=%llu\n",
+			       mx, mh, mh / mx, (unsigned long long)(c->size >> 20),
+			       (unsigned long long)moved_max);
 		fflush(stdout);
 	}
 	lists_free(&l);
@@ -1062,6 +1075,13 @@ static int parse_args(struct xcfg *c, int argc, char **argv)
 				fprintf(stderr, "vaai-bench xcopy: --size must be a multiple of 16M, >= 64M\n");
 				return -EINVAL;
 			}
+		} else if (!strcmp(a, "--rbd")) {
+			if (!*v || strchr(v, '/') || strlen(v) > 100) {
+				fprintf(stderr, "vaai-bench xcopy: --rbd takes a Ceph pool's name\n");
+				return -EINVAL;
+			}
+			c->rbd = v;
+			c->journal_in_store = true;
 		} else if (!strcmp(a, "--backing")) {
 			if (strcmp(v, "thick") && strcmp(v, "sparse")) {
 				fprintf(stderr, "vaai-bench xcopy: --backing must be sparse or thick\n");
@@ -1108,6 +1128,10 @@ static int parse_args(struct xcfg *c, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
+	if (c->rbd && (c->thick || !c->journal_in_store)) {
+		fprintf(stderr, "vaai-bench xcopy: --rbd keeps the journal in the image, with no --backing\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -1123,10 +1147,14 @@ int bench_xcopy_main(int argc, char **argv)
 			(unsigned long long)(c.size >> 20), (unsigned long long)(c.size >> 20));
 	struct xb x = {.c = &c};
 	x.fill = c.size > LAT_BYTES ? c.size : LAT_BYTES;
-	mkdir(c.dir, 0755);
 	char pool[4096];
-	snprintf(pool, sizeof(pool), "%s/xcopy.pool", c.dir);
-	simhost_remove_pool(pool);
+	if (c.rbd) {
+		snprintf(pool, sizeof(pool), "rbd:%s/vaai-bench-xcopy", c.rbd);
+	} else {
+		mkdir(c.dir, 0755);
+		snprintf(pool, sizeof(pool), "%s/xcopy.pool", c.dir);
+	}
+	simhost_remove_pool(pool); /* an RBD image too (vblk_remove_store) */
 	/* src + hdst + two extents per first-write sample (redirect, allocation) + metadata room. */
 	/* first-write blocks: one uncounted write per FW_BLOCK counted ones */
 	uint64_t fw = (uint64_t)c.samples + c.samples / FW_BLOCK + FW_BLOCK + 1;
@@ -1186,7 +1214,8 @@ int bench_xcopy_main(int argc, char **argv)
 	}
 	if (!c.keep) {
 		simhost_remove_pool(pool);
-		rmdir(c.dir); /* only if empty */
+		if (!c.rbd)
+			rmdir(c.dir); /* only if empty */
 	}
 	return rc == 0 ? 0 : 1;
 }

@@ -73,6 +73,9 @@ static void check_words(char **tok, int nt, char **a, int n, const char *line)
 	} else if (n >= 2 && !strcmp(a[0], "pool") && !strcmp(a[1], "grow")) {
 		ok = nt == 4 && !strcmp(tok[0], "pool") && !strcmp(tok[1], "grow") &&
 		     !strcmp(tok[2], a[2]) && size_word(tok[3], a[3]);
+	} else if (n >= 2 && !strcmp(a[0], "pool") && !strcmp(a[1], "takeover")) {
+		ok = nt == 3 && !strcmp(tok[0], "pool") && !strcmp(tok[1], "takeover") &&
+		     !strcmp(tok[2], a[2]);
 	} else if (n >= 2 && !strcmp(a[0], "volume") && !strcmp(a[1], "delete")) {
 		ok = nt == 3 && !strcmp(tok[0], "volume") && !strcmp(tok[1], "delete") &&
 		     !strcmp(tok[2], a[2]);
@@ -149,6 +152,8 @@ int fuzz_make_seeds(const char *dir)
 		{"pool-create-extent-force", "pool|create|p2|/dev/sdb|500G|--extent|4M|--force"},
 		{"pool-create-force-extent", "pool|create|p2|/srv/p2|1T|--force|--extent|64K"},
 		{"pool-grow", "pool|grow|default|200G"},
+		{"pool-takeover", "pool|takeover|ceph1"},
+		{"pool-create-rbd", "pool|create|c1|rbd:vaai/c1.pool|2T"},
 		{"volume-delete", "volume|delete|default/vol1"},
 		{"help", "--help"},
 		{"typo-command", "stauts"},
@@ -163,6 +168,7 @@ int fuzz_make_seeds(const char *dir)
 		{"typo-white-space", "pool|create|p 2|/x|10G"},
 		{"typo-empty-word", "volume|delete|"},
 		{"typo-grow-args", "pool|grow|default"},
+		{"typo-takeover-args", "pool|takeover|a|b"},
 		{"typo-status-args", "status|now"},
 	};
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {

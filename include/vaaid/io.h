@@ -214,6 +214,20 @@ int vblk_allocate_sync(struct vblk *b, uint64_t off, uint64_t len); /* -EOPNOTSU
 void *vblk_alloc_buf(size_t len); /* VBLK_ALIGN-aligned, zeroed; free with free() */
 
 /*
+ * Run fn(arg) on a short-lived worker thread and wait for it by running r (as
+ * the synchronous helpers above do), so the reactor's other work (other LUNs'
+ * rings, other pools' I/O) goes on while fn blocks (src/io/offload.c). For the
+ * control path's blocking library calls (librados/librbd connect, open, lock
+ * break, resize, close). Returns fn's result (negative errno or >= 0). Call it
+ * from r's thread, outside r's callbacks. fn may touch only its own argument
+ * (and thread-safe library handles in it), never r, a pool or a device the
+ * reactor thread uses meanwhile. r NULL: fn runs in the caller. Without a
+ * thread (pthread_create fails) fn also runs in the caller, blocking.
+ */
+typedef int (*voffload_fn)(void *arg);
+int voffload_run(struct vreactor *r, voffload_fn fn, void *arg);
+
+/*
  * vblk_uring: path is a regular file or a block device. create_size > 0
  * creates the file (O_EXCL, sparse, ftruncate to create_size); 0 opens an
  * existing one. Opened O_DIRECT; fails with a message on stderr naming the

@@ -58,10 +58,11 @@ static struct vblk_rbd_conf rbd_conf(const struct vd_pools *ps)
 	};
 }
 
+/* (the reactor runs on: an RBD store's close waits on a worker, vblk_close_live) */
 static void close_stores(struct vd_pool *vp)
 {
-	vblk_close(vp->jdev);
-	vblk_close(vp->dev);
+	vblk_close_live(vp->jdev);
+	vblk_close_live(vp->dev);
 	vp->jdev = vp->dev = NULL;
 }
 
@@ -179,7 +180,7 @@ static int create_one(const struct vd_pools *ps, struct vd_pool *vp, struct vrea
 	}
 	close_stores(vp);
 	if (rc < 0) {
-		vblk_remove_store(vp->path, &rbd);
+		vblk_remove_store(r, vp->path, &rbd);
 		if (rc != -EEXIST && jpath[0]) /* (an existing journal file is not ours to remove) */
 			unlink(jpath);
 		return rc;

@@ -292,13 +292,28 @@ static int rdev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_
 	return 0;
 }
 
+struct resize_job {
+	rbd_image_t img;
+	uint64_t size;
+};
+
+static int resize_blocking(void *arg)
+{
+	struct resize_job *j = arg;
+	return rbd_resize(j->img, j->size);
+}
+
 static int rdev_grow(struct vblk *b, uint64_t new_size)
 {
 	struct rdev *d = to_rdev(b);
 	if (new_size < b->size || new_size % VBLK_SECTOR)
 		return -EINVAL;
 	if (new_size > b->size) {
-		int rc = rbd_resize(d->img, new_size);
+		/* a mon/OSD round trip or more: on a worker, while the reactor serves the
+		 * rest (also this pool's I/O, inside the old size; librbd's image handle
+		 * takes I/O and a resize from different threads) */
+		struct resize_job rj = {.img = d->img, .size = new_size};
+		int rc = voffload_run(b->reactor, resize_blocking, &rj);
 		if (rc < 0)
 			return rc;
 	}
@@ -325,6 +340,21 @@ static void rdev_close(struct vblk *b)
 	free(d);
 }
 
+static int disconnect_blocking(void *arg)
+{
+	disconnect(arg);
+	return 0;
+}
+
+/* vblk_close_live: librbd's close (the lock's release: an OSD round trip) and the
+ * cluster connection's shutdown on a worker, while the reactor serves the rest. */
+static void rdev_close_live(struct vblk *b)
+{
+	struct rdev *d = to_rdev(b);
+	voffload_run(b->reactor, disconnect_blocking, d);
+	free(d);
+}
+
 static const struct vblk_ops rdev_ops = {
 	.readv = rdev_readv,
 	.writev = rdev_writev,
@@ -332,6 +362,7 @@ static const struct vblk_ops rdev_ops = {
 	.allocate = rdev_allocate,
 	.grow = rdev_grow,
 	.close = rdev_close,
+	.close_live = rdev_close_live,
 	.discard = rdev_discard,
 };
 
@@ -421,41 +452,47 @@ int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rb
 	return open_image(r, spec, conf, 0, true, out);
 }
 
-static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
-		      uint64_t create_size, bool takeover, struct vblk **out)
-{
+/* What open_blocking needs and makes (its only data while it runs on the worker). */
+struct open_job {
+	const struct vblk_rbd_conf *conf;
 	struct vblk_rbd_name nm;
-	if (!r || !out || vblk_rbd_parse(spec, &nm) < 0 || create_size % VBLK_SECTOR)
-		return -EINVAL;
-	struct rdev *d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->efd = -1;
-	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", nm.pool, nm.image);
-	int rc = connect_cluster(conf, nm.pool, &d->cluster, &d->io);
+	uint64_t create_size;
+	bool takeover;
+	struct rdev *d; /* new, reached by nobody else until the open returns */
+	uint64_t size;
+};
+
+/* The blocking part of an open, on voffload_run's worker: connect, create,
+ * open, lock (breaking the holder's on a takeover), the completion eventfd.
+ * Failing, it undoes all of it (a created image is removed again). */
+static int open_blocking(void *arg)
+{
+	struct open_job *j = arg;
+	struct rdev *d = j->d;
+	int rc = connect_cluster(j->conf, j->nm.pool, &d->cluster, &d->io);
 	if (rc < 0)
 		goto fail;
-	if (create_size) {
+	if (j->create_size) {
 		/* 1 MiB objects (librbd's default is 4 MiB): a pool extent of 1 MiB or more
 		 * then covers whole objects, and its discard removes them, which gives the
 		 * space back on every OSD store (a part of an object is only zeroed, and
 		 * memstore, the tests' store, keeps zeroed parts). The default features
 		 * (layering, exclusive-lock, object-map, fast-diff, deep-flatten). */
 		int order = 20;
-		rc = rbd_create(d->io, nm.image, create_size, &order);
+		rc = rbd_create(d->io, j->nm.image, j->create_size, &order);
 		if (rc < 0) {
 			fprintf(stderr, "vblk_rbd: cannot create %s: %s\n", d->name, strerror(-rc));
 			goto fail;
 		}
 	}
-	rc = rbd_open(d->io, nm.image, &d->img, NULL);
+	rc = rbd_open(d->io, j->nm.image, &d->img, NULL);
 	if (rc < 0) {
 		fprintf(stderr, "vblk_rbd: cannot open %s: %s\n", d->name, strerror(-rc));
 		d->img = NULL;
 		goto fail;
 	}
 	rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
-	if (rc == -EROFS && takeover) {
+	if (rc == -EROFS && j->takeover) {
 		rc = break_lock(d);
 		if (rc == 0)
 			rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
@@ -468,45 +505,82 @@ static int open_image(struct vreactor *r, const char *spec, const struct vblk_rb
 		rc = rc == -EROFS ? -EBUSY : rc;
 		goto fail;
 	}
-	uint64_t size;
-	if ((rc = rbd_get_size(d->img, &size)) < 0 ||
+	if ((rc = rbd_get_size(d->img, &j->size)) < 0 ||
 	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
 	    (rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD)) < 0) {
 		rc = rc < 0 ? rc : -errno;
 		fprintf(stderr, "vblk_rbd: %s: %s\n", d->name, strerror(-rc));
 		goto fail;
 	}
-	d->b.ops = &rdev_ops;
-	d->b.reactor = r;
-	d->b.size = size - size % VBLK_SECTOR;
-	*out = &d->b;
 	return 0;
 fail:
-	if (create_size && rc != -EEXIST && d->io) {
+	if (j->create_size && rc != -EEXIST && d->io) {
 		if (d->img) {
 			rbd_close(d->img);
 			d->img = NULL;
 		}
-		rbd_remove(d->io, nm.image); /* undo the create */
+		rbd_remove(d->io, j->nm.image); /* undo the create */
 	}
 	disconnect(d);
-	free(d);
 	return rc;
 }
 
-int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
+static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		      uint64_t create_size, bool takeover, struct vblk **out)
 {
-	struct vblk_rbd_name nm;
-	if (vblk_rbd_parse(spec, &nm) < 0)
+	struct open_job j = {.conf = conf, .create_size = create_size, .takeover = takeover};
+	if (!r || !out || vblk_rbd_parse(spec, &j.nm) < 0 || create_size % VBLK_SECTOR)
 		return -EINVAL;
+	struct rdev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->efd = -1;
+	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", j.nm.pool, j.nm.image);
+	j.d = d;
+	/* librados' and librbd's calls block for seconds (mon and OSD round trips; a
+	 * dead holder's watch times out after ~30 s): on a worker thread, while this
+	 * reactor serves everything else. */
+	int rc = voffload_run(r, open_blocking, &j);
+	if (rc < 0) {
+		free(d);
+		return rc;
+	}
+	d->b.ops = &rdev_ops;
+	d->b.reactor = r;
+	d->b.size = j.size - j.size % VBLK_SECTOR;
+	*out = &d->b;
+	return 0;
+}
+
+struct remove_job {
+	const struct vblk_rbd_conf *conf;
+	struct vblk_rbd_name nm;
+};
+
+static int remove_blocking(void *arg)
+{
+	struct remove_job *j = arg;
 	rados_t cl = NULL;
 	rados_ioctx_t io = NULL;
-	int rc = connect_cluster(conf, nm.pool, &cl, &io);
+	int rc = connect_cluster(j->conf, j->nm.pool, &cl, &io);
 	if (rc == 0)
-		rc = rbd_remove(io, nm.image);
+		rc = rbd_remove(io, j->nm.image);
 	if (io)
 		rados_ioctx_destroy(io);
 	if (cl)
 		rados_shutdown(cl);
 	return rc;
+}
+
+int vblk_rbd_remove_live(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf)
+{
+	struct remove_job j = {.conf = conf};
+	if (vblk_rbd_parse(spec, &j.nm) < 0)
+		return -EINVAL;
+	return voffload_run(r, remove_blocking, &j);
+}
+
+int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
+{
+	return vblk_rbd_remove_live(NULL, spec, conf);
 }

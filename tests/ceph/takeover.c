@@ -235,7 +235,7 @@ int main(int argc, char **argv)
 	struct vpool_open_report rep;
 	if (vreactor_create(256, &r) < 0)
 		return 2;
-	vblk_remove_store(spec, NULL);
+	vblk_remove_store(NULL, spec, NULL);
 	struct vpool_params prm = {.size = 256u << 20};
 	struct vvol *v;
 	if (vblk_open_store(r, spec, prm.size, NULL, &dev) < 0 || vpool_format(dev, &prm) < 0 ||
@@ -350,7 +350,7 @@ int main(int argc, char **argv)
 	printf("ceph_takeover rounds=%u acked=%u lost=%u accepted_after_fence=%u takeover_ms_p50=%.0f "
 	       "takeover_ms_max=%.0f\n", rounds, total_acked, total_lost, total_after,
 	       rounds ? tk[rounds / 2] : 0.0, rounds ? tk[rounds - 1] : 0.0);
-	vblk_remove_store(spec, NULL);
+	vblk_remove_store(NULL, spec, NULL);
 	vreactor_destroy(r);
 	free(tk);
 	return failed_rounds ? 1 : 0;

@@ -8,7 +8,9 @@
  * by every journal write); a pool on a block device keeps it inside. A path
  * "rbd:CEPHPOOL/IMAGE" is a Ceph RBD image (vblk_rbd, reached with the [ceph]
  * settings): created when missing, its journal inside, removed again when
- * its creation fails.
+ * its creation fails. Its blocking librados/librbd calls (open, takeover,
+ * create, close, remove) run on a worker thread while the reactor serves the
+ * other pools' LUNs (src/io/vblk_rbd.c says why nothing re-enters meanwhile).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -27,6 +27,27 @@
  *     client, every operation fails with -ESHUTDOWN (Ceph's EBLOCKLISTED);
  *     the pool then fails (a journal write that fails marks it failed) and
  *     acknowledges nothing more.
+ *   - Blocking calls: librados' and librbd's synchronous calls (connect,
+ *     create, open, lock acquire, the takeover's lock break and blocklist,
+ *     resize, close and shutdown, remove) take mon/OSD round trips, 1-2 s
+ *     for a takeover from a live holder and ~30 s from a dead one (its watch
+ *     times out). They run on voffload_run's worker thread (src/io/offload.c)
+ *     while the caller runs the reactor, so every other LUN's I/O goes on.
+ *     The worker touches only its job: a new rdev nobody else reaches until
+ *     the open returns (*out is set afterwards, on the reactor's thread), the
+ *     caller's conf, or the image handle (librbd takes a resize from one thread
+ *     and I/O from another). Re-entrancy while the caller waits (reviewed
+ *     for the daemon, src/daemon/main.c): the reactor runs only callbacks --
+ *     other LUNs' rings and pools' I/O, timers; control requests, netlink,
+ *     D-Bus, metrics and signals only set flags that the outer loop handles
+ *     after the operation, so no second control operation starts, and nothing
+ *     reaches the pool being opened: a standby pool (takeover) has no LUN and
+ *     stays standby until the open and recovery returned, a pool being created
+ *     is not in the pool table yet, and a pool being grown serves its own I/O
+ *     inside its old size (its state changes only after the resize). The
+ *     systemd STATUS line (a timer) skips standby pools, and reads no pool
+ *     once the daemon is stopping (vd_pools_close's closes). vaai-sim and the
+ *     tools open with their engine stopped: the caller owns the reactor.
  */
 #include <errno.h>
 #include <poll.h>

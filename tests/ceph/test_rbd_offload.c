@@ -15,6 +15,9 @@
  * acquire (the gap is most of the operation). Create and grow are printed
  * (docs/ceph.md "Reactor stall"), not asserted: they are too short here for a
  * ratio to mean anything.
+ * `test_rbd_offload --dead-holder` (not in ctest: ~30 s): B's holder is a
+ * process of its own (this program with --hold SPEC) killed with SIGKILL; the
+ * takeover then waits for its client's watch to time out on the OSDs.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -23,7 +26,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -37,6 +42,9 @@
 #define SPAN (4 * MIB) /* A's writes cycle over this much of its volume */
 
 static char img_b[64], img_c[64], file_a[512];
+static const char *self_exe;   /* argv[0]: the holder process runs it with --hold */
+static bool dead_holder;       /* --dead-holder: B's holder is killed (SIGKILL) first */
+static pid_t holder = -1;      /* that holder's process while it runs */
 
 /* Pool A's stream of writes and what it saw during the operation being measured. */
 struct stream {
@@ -144,6 +152,67 @@ static void conf_pool(struct vd_config *c, unsigned i, const char *name, const c
 	c->n_pools = i + 1;
 }
 
+static void conf_ceph(struct vd_config *c)
+{
+	vd_config_defaults(c);
+	snprintf(c->ceph.conf, sizeof(c->ceph.conf), "%s", getenv("CEPH_CONF"));
+}
+
+/* --hold SPEC: another gateway serving pool b on SPEC until killed. */
+static int hold(const char *spec)
+{
+	struct vreactor *r;
+	struct vd_config c;
+	conf_ceph(&c);
+	conf_pool(&c, 0, "b", spec);
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	char err[1200] = "";
+	if (!ps || vreactor_create(64, &r) < 0 || vd_pools_open(ps, &c, r, err, sizeof(err)) < 0 ||
+	    ps->p[0].standby) {
+		fprintf(stderr, "holder: %s\n", err);
+		return 1;
+	}
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+/* A holder in a process of its own (this program with --hold); returns its pid
+ * once it holds B's lock. */
+static pid_t start_holder(void)
+{
+	int fd[2];
+	assert_int_equal(pipe(fd), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		execl(self_exe, self_exe, "--hold", img_b, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	char line[8] = "";
+	ssize_t n = read(fd[0], line, sizeof(line) - 1);
+	close(fd[0]);
+	if (n < 4 || strncmp(line, "held", 4)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("the holder process did not take B's lock");
+	}
+	return pid;
+}
+
+/* Killed with SIGKILL: its client's watch on the image lasts until the OSDs time
+ * it out (~30 s), and the takeover waits for that. */
+static void kill_holder(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -159,6 +228,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	if (holder > 0) /* a failed test's */
+		kill_holder(holder);
 	vblk_rbd_remove(img_b, NULL);
 	vblk_rbd_remove(img_c, NULL);
 	char j[600];
@@ -174,15 +245,18 @@ static void test_other_pool_served_meanwhile(void **state)
 	struct vreactor *r;
 	assert_int_equal(vreactor_create(256, &r), 0);
 	char err[1200] = "";
-	/* the other gateway: holds B's image */
+	/* the other gateway: holds B's image (here, or in a process killed since) */
 	struct vd_config c1, c2;
-	vd_config_defaults(&c1);
-	snprintf(c1.ceph.conf, sizeof(c1.ceph.conf), "%s", getenv("CEPH_CONF"));
+	conf_ceph(&c1);
 	c2 = c1;
 	conf_pool(&c1, 0, "b", img_b);
 	struct vd_pools *other = calloc(1, sizeof(*other)), *ps = calloc(1, sizeof(*ps));
-	assert_int_equal(vd_pools_open(other, &c1, r, err, sizeof(err)), 0);
-	assert_false(other->p[0].standby);
+	if (dead_holder) {
+		holder = start_holder();
+	} else {
+		assert_int_equal(vd_pools_open(other, &c1, r, err, sizeof(err)), 0);
+		assert_false(other->p[0].standby);
+	}
 	/* this gateway: A on a file, B standby (held there) */
 	conf_pool(&c2, 0, "a", file_a);
 	conf_pool(&c2, 1, "b", img_b);
@@ -200,6 +274,10 @@ static void test_other_pool_served_meanwhile(void **state)
 	}
 
 	/* the takeover: the holder fenced, B served here */
+	if (holder > 0) {
+		kill_holder(holder);
+		holder = -1;
+	}
 	measure_begin(&s);
 	uint64_t t0 = vclock_ns();
 	assert_int_equal(vd_pool_takeover(ps, r, "b", err, sizeof(err)), 0);
@@ -237,8 +315,12 @@ static void test_other_pool_served_meanwhile(void **state)
 	vreactor_destroy(r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	self_exe = argv[0];
+	if (argc == 3 && !strcmp(argv[1], "--hold"))
+		return hold(argv[2]);
+	dead_holder = argc == 2 && !strcmp(argv[1], "--dead-holder");
 	if (!getenv("CEPH_CONF")) {
 		fprintf(stderr, "test_rbd_offload: CEPH_CONF is not set (run through ctest)\n");
 		return 1;

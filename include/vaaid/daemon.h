@@ -46,6 +46,14 @@ struct vd_ceph_conf {
 	char keyring[VD_PATH_MAX];
 };
 
+/* [alua] (docs/ceph.md "ALUA"): this gateway's target port group (and relative target
+ * port id) and the other gateways' groups. group 0: no [alua], no ALUA claimed. */
+struct vd_alua_conf {
+	uint16_t group;
+	unsigned n_peers;
+	uint16_t peers[SCSI_ALUA_MAX_PEERS];
+};
+
 struct vd_config {
 	char state_dir[VD_PATH_MAX];
 	char control_socket[VD_PATH_MAX];
@@ -60,6 +68,7 @@ struct vd_config {
 	struct vd_pool_conf pools[VD_MAX_POOLS];
 	char metrics_listen[64]; /* [metrics] listen = ADDRESS:PORT; "" = no endpoint */
 	struct vd_ceph_conf ceph; /* [ceph]: how pools on RBD reach the cluster */
+	struct vd_alua_conf alua; /* [alua] */
 };
 
 /* whole_granule_writes (docs/design.md rule 14): as detected for each pool's store
@@ -141,6 +150,11 @@ int vd_devices_scan(struct vd_devices *ds);
 void vd_devices_watch_pools(struct vd_devices *ds);
 /* After a pool's capacity changed (pool grow): its threshold and its LUNs' mode page. */
 void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp);
+/* The ALUA states of a pool's LUNs (with [alua]; src/scsi/alua.c scsi_alua_set_states):
+ * this gateway's state and the owner's group (0: not known). Called around a takeover;
+ * the owner's group will come from the image's metadata (issue 26). */
+void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local,
+		     uint16_t owner);
 /* Volume in use by an attached device? */
 bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume);
 unsigned vd_devices_count(const struct vd_devices *ds);

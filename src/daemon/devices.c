@@ -298,6 +298,10 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 					    ds->env.conf->soft_threshold);
 	d->lun.xcopy_peer = dev_xcopy_peer;
 	d->lun.peer_arg = ds;
+	const struct vd_alua_conf *al = &ds->env.conf->alua;
+	if (al->group) /* [alua]: this gateway's group; the pool is served here (active) */
+		scsi_alua_configure(&d->lun, al->group, al->peers, al->n_peers,
+				    SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
 	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
 			     &d->tdev);
 	if (rc < 0) {
@@ -312,6 +316,14 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 fail:
 	free_device(d);
 	return rc;
+}
+
+void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local,
+		     uint16_t owner)
+{
+	for (unsigned i = 0; i < ds->n; i++)
+		if (!strcmp(ds->d[i]->pool, vp->name) && ds->d[i]->lun.alua.enabled)
+			scsi_alua_set_states(&ds->d[i]->lun, local, owner);
 }
 
 int vd_device_remove(struct vd_devices *ds, const char *uio_name)

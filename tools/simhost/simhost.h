@@ -89,6 +89,16 @@ int simhost_set_visibility(struct simhost *h, int lun, int group);
  * the co-visibility facts). Kept across reopen. -EINVAL for another value.
  */
 int simhost_set_xcopy_scope(struct simhost *h, int scope);
+/*
+ * ALUA as the daemon's [alua] section (src/scsi/alua.c; default group 0: off):
+ * LUNs attached from now on get this gateway's group and the peers' groups, the
+ * local group active/optimized. -EINVAL for more than SCSI_ALUA_MAX_PEERS peers
+ * or peers without a group.
+ */
+int simhost_alua(struct simhost *h, uint16_t group, const uint16_t *peers, unsigned n_peers);
+/* What the daemon does when a pool's ownership changes (vd_devices_alua):
+ * scsi_alua_set_states(local, owner) on every attached LUN with ALUA. */
+int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner);
 /* The NAA designator (VPD 83h) of an attached LUN; -ENODEV if not attached. */
 int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
 /* The ring state of an attached LUN's device (tcmu_dev_get_diag); -ENODEV if not attached. */

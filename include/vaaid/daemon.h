@@ -100,6 +100,11 @@ struct vd_pool {
 	/* An RBD pool whose image another gateway holds: not served here (no store
 	 * open, pool NULL) until `vaaictl pool takeover NAME` (vd_pool_takeover). */
 	bool standby;
+	/* With [alua], a standby pool's read-only view (vd_pool_view_refresh): the image
+	 * opened without its lock and the pool replayed in memory, for the identity of
+	 * the volumes its standby LUNs export. Closed once the LUNs moved to pool. */
+	struct vblk *view_dev;
+	struct vpool *view;
 	int whole; /* VD_WHOLE_*, applied to dev when it is opened */
 	int group; /* VD_GROUP_*, applied to dev and jdev when they are opened */
 };
@@ -121,6 +126,14 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 		   uint64_t size, uint32_t extent, bool force, char *err, size_t errlen);
 struct vd_pool *vd_pool_find(struct vd_pools *ps, const char *name);
 void vd_pools_close(struct vd_pools *ps);
+/*
+ * (Re)open a standby RBD pool's read-only view (docs/ceph.md "ALUA"); the previous
+ * one, if any, is handed back in *old / *old_dev for the caller to close
+ * (vd_pool_view_close_old) once nothing points into it. -EINVAL: not standby.
+ */
+int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
+			 struct vpool **old, struct vblk **old_dev);
+void vd_pool_view_close_old(struct vpool *p, struct vblk *dev);
 /* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
  * holder fenced (blocklisted), then the pool is opened here (recovery). -EINVAL: not
  * a standby pool (err says why). Only an explicit decision calls it. */
@@ -155,6 +168,11 @@ void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp);
  * the owner's group will come from the image's metadata (issue 26). */
 void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local,
 		     uint16_t owner);
+/* A standby pool was taken over (vd_pool_takeover succeeded): its standby LUNs move
+ * from the read-only view to the pool (the same volume: NAA and block size) and go
+ * active/optimized; one whose volume is gone stays unavailable. The view is closed
+ * when nothing points into it. */
+void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp);
 /* Volume in use by an attached device? */
 bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume);
 unsigned vd_devices_count(const struct vd_devices *ds);

@@ -364,6 +364,11 @@ int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_co
  * explicit decision (`vaaictl pool takeover`), never on I/O. */
 int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 		      struct vblk **out);
+/* Open the image read-only, without its lock (another gateway may hold it): a
+ * standby gateway's look at the pool (its volumes' identity, docs/ceph.md "ALUA").
+ * Writes fail (-EROFS); what is read may be older than the holder's newest writes. */
+int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+			   struct vblk **out);
 /* Remove the image of spec (tests, and `pool create` undoing itself); -ENOENT if none. */
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf);
 

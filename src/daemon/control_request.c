@@ -263,7 +263,7 @@ static json_object *pool_takeover(const struct vd_control_env *c, char **tok, in
 		vd_devices_alua(c->devs, vp, SCSI_ALUA_STANDBY, 0);
 	if (rc < 0)
 		return vd_control_error("%s", err);
-	vd_devices_alua(c->devs, vp, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
+	vd_devices_pool_served(c->devs, vp); /* its standby LUNs served, active/optimized */
 	vd_devices_watch_pools(c->devs);
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "ok", json_object_new_boolean(1));

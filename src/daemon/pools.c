@@ -403,10 +403,50 @@ int vd_pool_takeover(struct vd_pools *ps, struct vreactor *r, const char *name, 
 	return 0;
 }
 
+int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
+			 struct vpool **old, struct vblk **old_dev)
+{
+	*old = NULL;
+	*old_dev = NULL;
+	if (!vp->standby || !vblk_rbd_spec(vp->path))
+		return -EINVAL;
+	struct vblk_rbd_conf rbd = rbd_conf(ps);
+	struct vblk *dev;
+	int rc = vblk_rbd_open_readonly(r, vp->path, &rbd, &dev);
+	if (rc < 0)
+		return rc;
+	/* replayed in memory only (what vaai-check does): nothing is written */
+	struct vpool *p;
+	struct vpool_open_report rep;
+	memset(&rep, 0, sizeof(rep));
+	rc = vpool_open_stores(dev, NULL, VPOOL_OPEN_READONLY, &p, &rep);
+	if (rc < 0) {
+		vlog_warn(vp->name, "pool %s: no read-only view of %s: %s%s%s", vp->name, vp->path,
+			  strerror(-rc), rep.error[0] ? ": " : "", rep.error);
+		vblk_close(dev);
+		return rc;
+	}
+	*old = vp->view;
+	*old_dev = vp->view_dev;
+	vp->view = p;
+	vp->view_dev = dev;
+	return 0;
+}
+
+void vd_pool_view_close_old(struct vpool *p, struct vblk *dev)
+{
+	if (p)
+		vpool_close(p);
+	vblk_close(dev);
+}
+
 void vd_pools_close(struct vd_pools *ps)
 {
 	for (unsigned i = 0; i < ps->n; i++) {
 		struct vd_pool *vp = &ps->p[i];
+		vd_pool_view_close_old(vp->view, vp->view_dev);
+		vp->view = NULL;
+		vp->view_dev = NULL;
 		if (vp->pool) {
 			int rc = vpool_close(vp->pool);
 			if (rc < 0)

@@ -60,6 +60,13 @@ int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_p
 			   struct simhost **out, char *err, size_t errlen);
 int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
 		      char *err, size_t errlen);
+/*
+ * A standby gateway's engine on an RBD pool another engine serves (docs/ceph.md
+ * "ALUA"): the image opened read-only without its lock, the pool replayed in
+ * memory (VPOOL_OPEN_READONLY), as the daemon's view of a standby pool. LUNs of
+ * existing volumes attach; with simhost_alua they are standby from the start.
+ */
+int simhost_open_standby(const char *path, struct simhost **out, char *err, size_t errlen);
 /* Remove a pool's files (PATH and PATH.journal); missing ones are fine. */
 void simhost_remove_pool(const char *path);
 /* Clean shutdown (waits for in-flight commands, checkpoints, closes). */

@@ -354,6 +354,7 @@ struct vblk_rbd_conf {
 	const char *conf_path; /* ceph.conf */
 	const char *client_id; /* "admin" for client.admin */
 	const char *keyring;
+	unsigned alua_group; /* recorded in the owner record (rbd_owner.h); 0 = none */
 };
 bool vblk_rbd_spec(const char *path); /* path names an RBD image ("rbd:" ...) */
 int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
@@ -369,6 +370,11 @@ int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rb
  * Writes fail (-EROFS); what is read may be older than the holder's newest writes. */
 int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 			   struct vblk **out);
+/* The owner record of spec's image (include/vaaid/rbd_owner.h; the image opened
+ * without its lock): 0, -ENOENT (no record or no image), -EINVAL (damaged). */
+struct vblk_rbd_owner;
+int vblk_rbd_owner_peek(const char *spec, const struct vblk_rbd_conf *conf,
+			struct vblk_rbd_owner *out);
 /* Remove the image of spec (tests, and `pool create` undoing itself); -ENOENT if none. */
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf);
 

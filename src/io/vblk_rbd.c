@@ -40,6 +40,7 @@
 #include <rbd/librbd.h>
 
 #include "vaaid/io.h"
+#include "vaaid/rbd_owner.h"
 #include "vaaid/rbd_spec.h"
 #include "vaaid/util.h"
 
@@ -406,6 +407,78 @@ static int break_lock(struct rdev *d)
 	return rc;
 }
 
+/* The image's owner record (rbd_owner.h): 0, -ENOENT (none), -EINVAL (damaged). */
+static int owner_get(rbd_image_t img, struct vblk_rbd_owner *o)
+{
+	char buf[VBLK_RBD_OWNER_MAX];
+	size_t len = sizeof(buf);
+	int rc = rbd_metadata_get(img, VBLK_RBD_OWNER_KEY, buf, &len);
+	if (rc == -ERANGE)
+		return -EINVAL; /* longer than any record this code writes */
+	if (rc < 0)
+		return rc;
+	buf[len < sizeof(buf) ? len : sizeof(buf) - 1] = '\0';
+	return vblk_rbd_owner_parse(buf, o);
+}
+
+/*
+ * The lock is held by another client: is it this machine's dead earlier
+ * vaaid (a restart after a crash, before the dead client's watch timed out)?
+ * Then it is taken back like a takeover (broken, blocklisted, acquired):
+ * waiting would leave the pool standby until an explicit takeover.
+ */
+static bool holder_is_dead_predecessor(struct rdev *d)
+{
+	struct vblk_rbd_owner holder, me;
+	if (owner_get(d->img, &holder) < 0 || vblk_rbd_owner_self(&me, 0) < 0)
+		return false;
+	if (!vblk_rbd_owner_is_dead_local(&holder, &me, vblk_rbd_owner_process_alive))
+		return false;
+	vlog_warn(d->name, "the lock is held by this machine's vaaid pid %d %s, which is gone "
+		  "(a restart after a crash): taking it back", holder.pid,
+		  strcmp(holder.boot, me.boot) ? "of an earlier boot" : "of this boot");
+	return true;
+}
+
+/* Record this process as the holder (after the lock is taken). A failure is
+ * logged, not fatal: the record only speeds up a restart and informs ALUA. */
+static void owner_set(struct rdev *d, const struct vblk_rbd_conf *conf)
+{
+	struct vblk_rbd_owner me;
+	char buf[VBLK_RBD_OWNER_MAX];
+	int rc = vblk_rbd_owner_self(&me, conf ? conf->alua_group : 0);
+	if (rc == 0)
+		rc = vblk_rbd_owner_format(&me, buf, sizeof(buf));
+	if (rc == 0)
+		rc = rbd_metadata_set(d->img, VBLK_RBD_OWNER_KEY, buf);
+	if (rc < 0)
+		vlog_warn(d->name, "cannot record this gateway as the image's owner: %s",
+			  strerror(-rc));
+}
+
+int vblk_rbd_owner_peek(const char *spec, const struct vblk_rbd_conf *conf,
+			struct vblk_rbd_owner *out)
+{
+	struct vblk_rbd_name nm;
+	if (!out || vblk_rbd_parse(spec, &nm) < 0)
+		return -EINVAL;
+	rados_t cl = NULL;
+	rados_ioctx_t io = NULL;
+	rbd_image_t img = NULL;
+	int rc = connect_cluster(conf, nm.pool, &cl, &io);
+	if (rc == 0)
+		rc = rbd_open_read_only(io, nm.image, &img, NULL);
+	if (rc == 0) {
+		rc = owner_get(img, out);
+		rbd_close(img);
+	}
+	if (io)
+		rados_ioctx_destroy(io);
+	if (cl)
+		rados_shutdown(cl);
+	return rc;
+}
+
 static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 		      uint64_t create_size, bool takeover, struct vblk **out);
 
@@ -455,7 +528,7 @@ static int open_image(struct vreactor *r, const char *spec, const struct vblk_rb
 		goto fail;
 	}
 	rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
-	if (rc == -EROFS && takeover) {
+	if (rc == -EROFS && (takeover || holder_is_dead_predecessor(d))) {
 		rc = break_lock(d);
 		if (rc == 0)
 			rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
@@ -468,6 +541,7 @@ static int open_image(struct vreactor *r, const char *spec, const struct vblk_rb
 		rc = rc == -EROFS ? -EBUSY : rc;
 		goto fail;
 	}
+	owner_set(d, conf);
 	uint64_t size;
 	if ((rc = rbd_get_size(d->img, &size)) < 0 ||
 	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||

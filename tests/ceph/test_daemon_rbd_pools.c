@@ -13,6 +13,13 @@
  * written (what Ceph stores, read through a read-only open), and once a
  * deallocation is durable its extents are discarded in the image: Ceph holds
  * none of them afterwards, and the pool counts the discards.
+ * A gateway restarted after its machine crashed (the dead client's lock still
+ * on the image: its watch has not timed out) takes its pool back at once --
+ * its predecessor recorded itself as the owner (src/io/rbd_owner.c), on this
+ * machine, in an earlier boot -- and serves what was acknowledged; while a
+ * holder of this boot lives, the pool is standby there. (After a kill -9 the
+ * OSDs drop the dead client's watch with its connection, and librbd's own
+ * acquire breaks the lock: that case needs no record.)
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -32,6 +42,7 @@
 #include "vaaid/daemon.h"
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
+#include "vaaid/rbd_owner.h"
 
 #define MIB (1024u * 1024)
 
@@ -266,8 +277,151 @@ static void test_standby_view(void **state)
 	vreactor_destroy(r);
 }
 
-int main(void)
+static void fill(uint8_t *buf)
 {
+	for (unsigned i = 0; i < MIB; i++)
+		buf[i] = (uint8_t)(i * 7 + 3);
+}
+
+/* Overwrite the image's owner record (through a client of its own: librbd
+ * passes the change to the lock holder) with rec's, boot id replaced. */
+static int forge_owner_boot(const char *img, const char *boot)
+{
+	struct vblk_rbd_owner o;
+	char rec[VBLK_RBD_OWNER_MAX];
+	rados_t cl;
+	rados_ioctx_t io;
+	rbd_image_t im;
+	int rc = vblk_rbd_owner_peek(img, &(struct vblk_rbd_conf){.conf_path = getenv("CEPH_CONF")},
+				     &o);
+	if (rc < 0)
+		return rc;
+	snprintf(o.boot, sizeof(o.boot), "%s", boot);
+	if ((rc = vblk_rbd_owner_format(&o, rec, sizeof(rec))) < 0)
+		return rc;
+	if ((rc = rados_create(&cl, NULL)) < 0)
+		return rc;
+	if ((rc = rados_conf_read_file(cl, getenv("CEPH_CONF"))) == 0 &&
+	    (rc = rados_connect(cl)) == 0 && (rc = rados_ioctx_create(cl, "rbd", &io)) == 0) {
+		if ((rc = rbd_open(io, img + strlen("rbd:rbd/"), &im, NULL)) == 0) {
+			rc = rbd_metadata_set(im, VBLK_RBD_OWNER_KEY, rec);
+			rbd_close(im);
+		}
+		rados_ioctx_destroy(io);
+	}
+	rados_shutdown(cl);
+	return rc;
+}
+
+/*
+ * The holder's side (this program run again with --holder IMAGE FD: a fresh
+ * process, since a child forked after this one used librados would draw the
+ * same client nonces, i.e. the same Ceph address, as its parent): open the
+ * pool, write and acknowledge, say 'k'; then on 'f' make its owner record
+ * claim an earlier boot of this machine and say 'k' (a vaaid that lived
+ * before this machine rebooted, whose client's watch the OSDs have not timed
+ * out yet: to Ceph that client still holds the lock); wait to be killed.
+ */
+static int holder_main(const char *img, int fd)
+{
+	struct vd_config c;
+	conf_with(&c, img);
+	uint8_t *buf = vblk_alloc_buf(MIB);
+	fill(buf);
+	struct vreactor *r;
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	char err[1200] = "";
+	struct vvol *v;
+	char ok = 'x';
+	if (vreactor_create(256, &r) == 0 && vd_pools_open(ps, &c, r, err, sizeof(err)) == 0 &&
+	    ps->p[0].pool && !ps->p[0].standby &&
+	    vpool_volume_create(ps->p[0].pool, "vol", 64 * MIB, 512, &v) == 0 &&
+	    io(r, v, true, buf, 2 * MIB, MIB) == 0)
+		ok = 'k';
+	if (write(fd, &ok, 1) != 1 || read(fd, &ok, 1) != 1)
+		return 2;
+	ok = forge_owner_boot(img, "00000000-earlier-boot") == 0 ? 'k' : 'x';
+	if (write(fd, &ok, 1) != 1)
+		return 2;
+	for (;;) /* serving, as far as Ceph can tell */
+		vreactor_run_once(r, 1000);
+}
+
+static char ask(int fd, char what)
+{
+	char ok = 0;
+	if (what && write(fd, &what, 1) != 1)
+		return 0;
+	return read(fd, &ok, 1) == 1 ? ok : 0;
+}
+
+static void test_restart_after_crash(void **state)
+{
+	(void)state;
+	struct vd_config c;
+	conf_with(&c, img_a);
+	struct vblk_rbd_conf rc_conf = {.conf_path = c.ceph.conf};
+	uint8_t *buf = vblk_alloc_buf(MIB), *back = vblk_alloc_buf(MIB);
+	fill(buf);
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char fd[16];
+		int keep = dup(sp[1]); /* without CLOEXEC */
+		snprintf(fd, sizeof(fd), "%d", keep);
+		execl("/proc/self/exe", "test_daemon_rbd_pools", "--holder", img_a, fd, (char *)NULL);
+		_exit(127);
+	}
+	close(sp[1]);
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	char err[1200] = "";
+	struct vblk_rbd_owner o;
+	int peek = -1, orc = -1, forged = 0, reopen = -1;
+	bool standby = false, standby2 = true;
+	if (ask(sp[0], 0) == 'k') {
+		/* the holder records itself; it lives: standby here */
+		peek = vblk_rbd_owner_peek(img_a, &rc_conf, &o);
+		orc = vd_pools_open(ps, &c, r, err, sizeof(err));
+		standby = orc == 0 && ps->p[0].standby;
+		vd_pools_close(ps);
+		/* its record now says: this machine, an earlier boot -- a restart here
+		 * takes the lock back at once (broken, the holder blocklisted) */
+		forged = ask(sp[0], 'f');
+		reopen = vd_pools_open(ps, &c, r, err, sizeof(err));
+		standby2 = reopen == 0 && ps->p[0].standby;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(sp[0]);
+	assert_int_equal(peek, 0);
+	assert_int_equal(o.pid, (int)pid);
+	assert_int_equal(orc, 0);
+	assert_true(standby);
+	assert_int_equal(forged, 'k');
+	assert_int_equal(reopen, 0);
+	assert_false(standby2);
+	assert_non_null(ps->p[0].pool);
+	struct vvol *v = vpool_volume_find(ps->p[0].pool, "vol");
+	assert_non_null(v);
+	assert_int_equal(io(r, v, false, back, 2 * MIB, MIB), 0);
+	assert_memory_equal(buf, back, MIB);
+	assert_int_equal(vblk_rbd_owner_peek(img_a, &rc_conf, &o), 0);
+	assert_int_equal(o.pid, (int)getpid()); /* and records itself */
+	vd_pools_close(ps);
+	free(ps);
+	free(buf);
+	free(back);
+	vreactor_destroy(r);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--holder"))
+		return holder_main(argv[2], atoi(argv[3]));
 	if (!getenv("CEPH_CONF")) {
 		fprintf(stderr, "test_daemon_rbd_pools: CEPH_CONF is not set (run through ctest)\n");
 		return 1;
@@ -275,6 +429,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_configured_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_standby_view, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_after_crash, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,48 @@
+/*
+ * Who holds a pool's RBD image (src/io/rbd_owner.c): the lock holder records
+ * itself in the image's metadata (key VBLK_RBD_OWNER_KEY) right after taking
+ * the exclusive lock, so that
+ *   - a gateway restarted after its own crash recognizes the lock it finds as
+ *     its dead predecessor's (same machine, and that process is gone) and
+ *     takes it back at once, instead of coming up standby until the dead
+ *     client's watch times out (~30 s) or forever (a standby waits for an
+ *     explicit takeover);
+ *   - a standby gateway can tell which target port group owns the pool (ALUA).
+ * Parsed and compared here, without librbd, so unit tests cover the rules.
+ */
+#ifndef VAAID_RBD_OWNER_H
+#define VAAID_RBD_OWNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define VBLK_RBD_OWNER_KEY "vaaid.owner"
+#define VBLK_RBD_OWNER_MAX 192 /* the formatted record, NUL included */
+
+struct vblk_rbd_owner {
+	char machine[65];         /* /etc/machine-id (else the host name) */
+	char boot[65];            /* /proc/sys/kernel/random/boot_id */
+	int pid;                  /* the holder's process */
+	unsigned long long start; /* its start time (/proc/PID/stat field 22): pid reuse */
+	unsigned group;           /* its ALUA target port group, 0 = none */
+};
+
+/* This process as an owner record (group as given). 0 or -errno. */
+int vblk_rbd_owner_self(struct vblk_rbd_owner *me, unsigned group);
+/* "machine=M boot=B pid=P start=S group=G"; -ENAMETOOLONG if cap is too small. */
+int vblk_rbd_owner_format(const struct vblk_rbd_owner *o, char *buf, size_t cap);
+/* The record format_owner wrote; -EINVAL for anything else (damaged, foreign). */
+int vblk_rbd_owner_parse(const char *s, struct vblk_rbd_owner *o);
+/* Is process pid, started at start, alive on this machine (this boot)? */
+bool vblk_rbd_owner_process_alive(int pid, unsigned long long start);
+/*
+ * Is holder a dead earlier incarnation on this machine? True only when the
+ * machine matches and either the machine rebooted since (another boot id) or
+ * that process (pid + start time) is gone. alive: the liveness check
+ * (vblk_rbd_owner_process_alive; tests pass their own).
+ */
+bool vblk_rbd_owner_is_dead_local(const struct vblk_rbd_owner *holder,
+				  const struct vblk_rbd_owner *me,
+				  bool (*alive)(int pid, unsigned long long start));
+
+#endif

@@ -113,6 +113,7 @@ struct vd_pools {
 	struct vd_ceph_conf ceph; /* from the config, for pools on RBD */
 	int whole_granules; /* VD_WHOLE_* from the config, for every pool opened or created */
 	int group_flush;    /* VD_GROUP_* from the config, likewise */
+	unsigned alua_group; /* [alua] group: recorded in an RBD pool's owner record */
 	unsigned n;
 	struct vd_pool p[VD_MAX_POOLS];
 };
@@ -134,6 +135,9 @@ void vd_pools_close(struct vd_pools *ps);
 int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
 			 struct vpool **old, struct vblk **old_dev);
 void vd_pool_view_close_old(struct vpool *p, struct vblk *dev);
+/* The ALUA group of the gateway that holds a standby RBD pool, from the image's owner
+ * record (include/vaaid/rbd_owner.h); 0 when not known. */
+uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp);
 /* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
  * holder fenced (blocklisted), then the pool is opened here (recovery). -EINVAL: not
  * a standby pool (err says why). Only an explicit decision calls it. */

@@ -372,9 +372,11 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 					    ds->env.conf->soft_threshold);
 	d->lun.xcopy_peer = dev_xcopy_peer;
 	d->lun.peer_arg = ds;
-	if (al->group) /* [alua]: this gateway's group, active where the pool is served */
+	if (al->group) /* [alua]: this gateway's group, active where the pool is served;
+			* standby: the owner's group from the image's owner record */
 		scsi_alua_configure(&d->lun, al->group, al->peers, al->n_peers,
-				    vp->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
+				    vp->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED,
+				    vp->standby ? vd_pool_owner_group(ds->env.pools, vp) : 0);
 	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
 			     &d->tdev);
 	if (rc < 0) {

@@ -224,8 +224,8 @@ static void test_configured_pool(void **state)
 	vreactor_destroy(r);
 }
 
-/* A standby pool's read-only view (vd_pool_view_refresh, docs/ceph.md "ALUA"): the
- * volumes the owner made, with their identity (NAA, serial, size), read without the
+/* A standby pool's read-only view (vd_pool_view_refresh, docs/ceph.md "ALUA") and
+ * owner's group (vd_pool_owner_group, from the owner record): the volumes the owner made, with their identity (NAA, serial, size), read without the
  * lock; a refresh shows a volume made since and hands the old view back; the owner
  * keeps serving; the view is closed with the pools. */
 static void test_standby_view(void **state)
@@ -235,13 +235,17 @@ static void test_standby_view(void **state)
 	assert_int_equal(vreactor_create(256, &r), 0);
 	struct vd_config c;
 	conf_with(&c, img_a);
+	c.alua.group = 7; /* the owner's [alua] group, in its owner record */
 	struct vd_pools *ps = calloc(1, sizeof(*ps)), *ps2 = calloc(1, sizeof(*ps2));
 	char err[1200] = "";
 	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	c.alua.group = 8;
 	struct vvol *v, *w;
 	assert_int_equal(vpool_volume_create(ps->p[0].pool, "vol", 64 * MIB, 4096, &v), 0);
 	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
 	assert_true(ps2->p[0].standby);
+	/* the standby gateway reads which group owns the pool (its LUNs' RTPG) */
+	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0]), 7);
 	struct vpool *old;
 	struct vblk *old_dev;
 	assert_int_equal(vd_pool_view_refresh(ps, &ps->p[0], r, &old, &old_dev), -EINVAL); /* served */

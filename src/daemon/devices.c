@@ -408,8 +408,12 @@ void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp)
 	for (unsigned i = 0; i < ds->n; i++) {
 		struct vd_device *d = ds->d[i];
 		struct vvol *v;
-		if (strcmp(d->pool, vp->name) || d->lost)
+		if (strcmp(d->pool, vp->name))
 			continue;
+		if (d->lost) { /* still in the view */
+			lost = true;
+			continue;
+		}
 		if (same_volume(d, vp->pool, &v)) {
 			bind_volume(d, v);
 			if (d->lun.alua.enabled)

@@ -97,7 +97,13 @@ void scsi_alua_refresh(struct scsi_lun *lun)
 	/* Fenced: another gateway holds the pool; this one cannot serve it again
 	 * without a takeover of its own: unavailable (SPC-4 5.16.2.4). Without ALUA,
 	 * standby's sense, which vaaid answered for a fenced pool before ALUA. */
-	scsi_alua_set_local(lun, lun->alua.enabled ? SCSI_ALUA_UNAVAILABLE : SCSI_ALUA_STANDBY);
+	if (!lun->alua.enabled) {
+		scsi_alua_set_local(lun, SCSI_ALUA_STANDBY);
+		return;
+	}
+	/* the peers follow (scsi_alua_set_states): with one peer, it is the new owner */
+	if (lun->alua.local.state != SCSI_ALUA_UNAVAILABLE)
+		scsi_alua_set_states(lun, SCSI_ALUA_UNAVAILABLE, 0);
 }
 
 /* The commands every state allows (SPC-4 5.16.2.4): INQUIRY, REPORT LUNS (LIO

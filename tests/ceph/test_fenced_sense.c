@@ -10,7 +10,8 @@
  * and the data the new owner reads is what was acknowledged before the fence.
  * With ALUA ([alua], src/scsi/alua.c) the fenced gateway's group is unavailable
  * instead: 02h/04h/0Ch, after one ASYMMETRIC ACCESS STATE CHANGED (06h/2Ah/06h),
- * and REPORT TARGET PORT GROUPS says so while the data commands are refused.
+ * and REPORT TARGET PORT GROUPS says so (and shows the one peer active/optimized:
+ * it took the pool) while the data commands are refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -115,6 +116,7 @@ static void fenced_lun(bool alua)
 		assert_int_equal(g.r.status, 0);
 		assert_int_equal(g.r.data_in[4], 0x03); /* group 1: unavailable */
 		assert_int_equal(g.r.data_in[7], 1);
+		assert_int_equal(g.r.data_in[16], 0x00); /* group 2, the one peer: the new owner */
 		simhost_result_free(&g);
 	}
 	expect_standby(run(h, r9, NULL, 0, sizeof(data)));

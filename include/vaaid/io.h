@@ -158,6 +158,11 @@ struct vblk_ops {
 	/* Give [off, off+len) back to the store (it reads zeros afterwards); NULL: the
 	 * store cannot (vblk_discard answers -EOPNOTSUPP). */
 	int (*discard)(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op);
+	/* The parts of [off, off+len) that hold data in the store, by cb (in order;
+	 * may over-report, e.g. whole RBD objects; cb's negative return stops it).
+	 * Synchronous, control path only. NULL: the store cannot tell. */
+	int (*mapped)(struct vblk *b, uint64_t off, uint64_t len,
+		      int (*cb)(void *arg, uint64_t off, uint64_t len), void *arg);
 };
 
 struct vblk {
@@ -193,6 +198,11 @@ static inline int vblk_allocate(struct vblk *b, uint64_t off, uint64_t len, stru
 static inline int vblk_discard(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
 {
 	return b->ops->discard ? b->ops->discard(b, off, len, op) : -EOPNOTSUPP;
+}
+static inline int vblk_mapped(struct vblk *b, uint64_t off, uint64_t len,
+			      int (*cb)(void *arg, uint64_t off, uint64_t len), void *arg)
+{
+	return b->ops->mapped ? b->ops->mapped(b, off, len, cb, arg) : -EOPNOTSUPP;
 }
 /*
  * Close a device with none of its operations in flight, or after destroying

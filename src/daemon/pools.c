@@ -111,6 +111,16 @@ static int open_store_as(const struct vd_pools *ps, struct vd_pool *vp, struct v
 	vlog_info(vp->name, "pool %s opened (%s): journal replayed %llu commit(s), %llu byte(s) of small writes written home",
 		  vp->name, vp->path, (unsigned long long)rep.commits,
 		  (unsigned long long)rep.data_bytes);
+	/* free extents the store still holds (a crash between a free's commit and its
+	 * discard): given back now */
+	uint64_t swept;
+	int src = vpool_sweep_store(vp->pool, &swept);
+	if (src < 0)
+		vlog_warn(vp->name, "pool %s: cannot tell which free extents %s still holds: %s",
+			  vp->name, vp->path, strerror(-src));
+	else if (swept)
+		vlog_info(vp->name, "pool %s: %llu free extent(s) still held by %s are given back",
+			  vp->name, (unsigned long long)swept, vp->path);
 	if (vp->dev->unaligned_writes_serialize)
 		vlog_info(vp->name, "pool %s: partial 4 KiB granules are read and written whole (%s; "
 			  "docs/design.md rule 14)", vp->name,

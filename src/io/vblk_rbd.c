@@ -281,6 +281,30 @@ static int rdev_discard(struct vblk *b, uint64_t off, uint64_t len, struct vio_o
 	return out;
 }
 
+struct mapped_walk {
+	int (*cb)(void *arg, uint64_t off, uint64_t len);
+	void *arg;
+};
+
+static int mapped_one(uint64_t off, size_t len, int exists, void *arg)
+{
+	struct mapped_walk *w = arg;
+	return exists ? w->cb(w->arg, off, len) : 0;
+}
+
+/* Whole objects that exist (rbd_diff_iterate2 against the image's beginning,
+ * whole_object: the object map answers, no per-object request). */
+static int rdev_mapped(struct vblk *b, uint64_t off, uint64_t len,
+		       int (*cb)(void *arg, uint64_t off, uint64_t len), void *arg)
+{
+	struct rdev *d = to_rdev(b);
+	int rc = check_range(b, off, len);
+	if (rc < 0)
+		return rc;
+	struct mapped_walk w = {cb, arg};
+	return rbd_diff_iterate2(d->img, NULL, off, len, 0, 1, mapped_one, &w);
+}
+
 static int rdev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
 {
 	if (!op || !op->cb || len == 0)
@@ -334,6 +358,7 @@ static const struct vblk_ops rdev_ops = {
 	.grow = rdev_grow,
 	.close = rdev_close,
 	.discard = rdev_discard,
+	.mapped = rdev_mapped,
 };
 
 /* ------------------------------------------------------------------- open */

@@ -375,6 +375,11 @@ int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_co
  * explicit decision (`vaaictl pool takeover`), never on I/O. */
 int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 		      struct vblk **out);
+/* Open the image read-only, without its lock (another gateway may hold it): a
+ * standby gateway's look at the pool (its volumes' identity, docs/ceph.md "ALUA").
+ * Writes fail (-EROFS); what is read may be older than the holder's newest writes. */
+int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+			   struct vblk **out);
 /* The owner record of spec's image (include/vaaid/rbd_owner.h; the image opened
  * without its lock): 0, -ENOENT (no record or no image), -EINVAL (damaged). */
 struct vblk_rbd_owner;

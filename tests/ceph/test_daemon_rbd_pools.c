@@ -227,6 +227,63 @@ static void test_configured_pool(void **state)
 	vreactor_destroy(r);
 }
 
+/* A standby pool's read-only view (vd_pool_view_refresh, docs/ceph.md "ALUA") and
+ * owner's group (vd_pool_owner_group, from the owner record): the volumes the owner made, with their identity (NAA, serial, size), read without the
+ * lock; a refresh shows a volume made since and hands the old view back; the owner
+ * keeps serving; the view is closed with the pools. */
+static void test_standby_view(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_config c;
+	conf_with(&c, img_a);
+	c.alua.group = 7; /* the owner's [alua] group, in its owner record */
+	struct vd_pools *ps = calloc(1, sizeof(*ps)), *ps2 = calloc(1, sizeof(*ps2));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	c.alua.group = 8;
+	struct vvol *v, *w;
+	assert_int_equal(vpool_volume_create(ps->p[0].pool, "vol", 64 * MIB, 4096, &v), 0);
+	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
+	assert_true(ps2->p[0].standby);
+	/* the standby gateway reads which group owns the pool (its LUNs' RTPG) */
+	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0]), 7);
+	struct vpool *old;
+	struct vblk *old_dev;
+	assert_int_equal(vd_pool_view_refresh(ps, &ps->p[0], r, &old, &old_dev), -EINVAL); /* served */
+	assert_int_equal(vd_pool_view_refresh(ps2, &ps2->p[0], r, &old, &old_dev), 0);
+	assert_null(old);
+	struct vvol *sv = vpool_volume_find(ps2->p[0].view, "vol");
+	assert_non_null(sv);
+	struct vvol_info a, b;
+	vvol_get_info(v, &a);
+	vvol_get_info(sv, &b);
+	assert_memory_equal(a.naa, b.naa, sizeof(a.naa));
+	assert_string_equal(a.serial, b.serial);
+	assert_true(a.size == b.size);
+	assert_int_equal(a.block_size, b.block_size);
+	assert_int_equal(vpool_volume_create(ps2->p[0].view, "x", MIB, 512, NULL), -EROFS);
+	/* a volume made by the owner since: in the next view */
+	assert_int_equal(vpool_volume_create(ps->p[0].pool, "new", 8 * MIB, 512, &w), 0);
+	assert_null(vpool_volume_find(ps2->p[0].view, "new"));
+	assert_int_equal(vd_pool_view_refresh(ps2, &ps2->p[0], r, &old, &old_dev), 0);
+	assert_non_null(old);
+	vd_pool_view_close_old(old, old_dev);
+	assert_non_null(vpool_volume_find(ps2->p[0].view, "new"));
+	/* the owner was not disturbed */
+	uint8_t *buf = vblk_alloc_buf(MIB);
+	memset(buf, 7, MIB);
+	assert_int_equal(io(r, v, true, buf, 0, MIB), 0);
+	assert_false(vpool_fenced(ps->p[0].pool));
+	free(buf);
+	vd_pools_close(ps2); /* and its view */
+	vd_pools_close(ps);
+	free(ps);
+	free(ps2);
+	vreactor_destroy(r);
+}
+
 static void fill(uint8_t *buf)
 {
 	for (unsigned i = 0; i < MIB; i++)
@@ -425,6 +482,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_configured_pool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_standby_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_after_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_at_open, setup, teardown),
 	};

@@ -28,7 +28,8 @@
  *     the pool then fails (a journal write that fails marks it failed) and
  *     acknowledges nothing more.
  *   - Blocking calls: librados' and librbd's synchronous calls (connect,
- *     create, open, lock acquire, the takeover's lock break and blocklist,
+ *     create, open, the read-only open of a standby pool's view, lock
+ *     acquire, the takeover's lock break and blocklist, the owner record,
  *     resize, close and shutdown, remove) take mon/OSD round trips, 1-2 s
  *     for a takeover from a live holder and ~30 s from a dead one (its watch
  *     times out). They run on voffload_run's worker thread (src/io/offload.c)
@@ -49,6 +50,10 @@
  *     systemd STATUS line (a timer) skips standby pools, and reads no pool
  *     once the daemon is stopping (vd_pools_close's closes). vaai-sim and the
  *     tools open with their engine stopped: the caller owns the reactor.
+ *     Still on the caller's thread: vblk_rbd_owner_peek (no reactor to run;
+ *     the daemon's ALUA asks it when a standby pool's LUN is added),
+ *     vblk_close (callers whose reactor may be gone: a standby view's close)
+ *     and rdev_mapped (the object map, in memory while the lock is held).
  */
 #include <errno.h>
 #include <poll.h>
@@ -303,6 +308,30 @@ static int rdev_discard(struct vblk *b, uint64_t off, uint64_t len, struct vio_o
 	return out;
 }
 
+struct mapped_walk {
+	int (*cb)(void *arg, uint64_t off, uint64_t len);
+	void *arg;
+};
+
+static int mapped_one(uint64_t off, size_t len, int exists, void *arg)
+{
+	struct mapped_walk *w = arg;
+	return exists ? w->cb(w->arg, off, len) : 0;
+}
+
+/* Whole objects that exist (rbd_diff_iterate2 against the image's beginning,
+ * whole_object: the object map answers, no per-object request). */
+static int rdev_mapped(struct vblk *b, uint64_t off, uint64_t len,
+		       int (*cb)(void *arg, uint64_t off, uint64_t len), void *arg)
+{
+	struct rdev *d = to_rdev(b);
+	int rc = check_range(b, off, len);
+	if (rc < 0)
+		return rc;
+	struct mapped_walk w = {cb, arg};
+	return rbd_diff_iterate2(d->img, NULL, off, len, 0, 1, mapped_one, &w);
+}
+
 static int rdev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
 {
 	if (!op || !op->cb || len == 0)
@@ -387,6 +416,7 @@ static const struct vblk_ops rdev_ops = {
 	.close = rdev_close,
 	.close_live = rdev_close_live,
 	.discard = rdev_discard,
+	.mapped = rdev_mapped,
 };
 
 /* ------------------------------------------------------------------- open */
@@ -619,6 +649,53 @@ fail:
 	}
 	disconnect(d);
 	return rc;
+}
+
+/* The blocking part of a read-only open, on voffload_run's worker (as
+ * open_blocking: j->d is new, reached by nobody else). */
+static int open_readonly_blocking(void *arg)
+{
+	struct open_job *j = arg;
+	struct rdev *d = j->d;
+	int rc = connect_cluster(j->conf, j->nm.pool, &d->cluster, &d->io);
+	if (rc == 0 && (rc = rbd_open_read_only(d->io, j->nm.image, &d->img, NULL)) < 0)
+		d->img = NULL;
+	if (rc == 0 && (rc = rbd_get_size(d->img, &j->size)) == 0 &&
+	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD);
+	if (rc < 0) {
+		fprintf(stderr, "vblk_rbd: %s (read-only): %s\n", d->name, strerror(-rc));
+		disconnect(d);
+	}
+	return rc;
+}
+
+/* A standby gateway's read-only look (no lock: rbd_open_read_only). Kept apart
+ * from open_image, whose lock handling it does not share. */
+int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+			   struct vblk **out)
+{
+	struct open_job j = {.conf = conf};
+	if (!r || !out || vblk_rbd_parse(spec, &j.nm) < 0)
+		return -EINVAL;
+	struct rdev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->efd = -1;
+	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", j.nm.pool, j.nm.image);
+	j.d = d;
+	int rc = voffload_run(r, open_readonly_blocking, &j);
+	if (rc < 0) {
+		free(d);
+		return rc;
+	}
+	d->b.ops = &rdev_ops;
+	d->b.reactor = r;
+	d->b.size = j.size - j.size % VBLK_SECTOR;
+	*out = &d->b;
+	return 0;
 }
 
 static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,

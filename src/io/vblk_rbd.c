@@ -463,6 +463,19 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
  * -ESHUTDOWN (Ceph's EBLOCKLISTED), also those already in flight that the
  * OSDs had not applied: a gateway that was only cut off cannot write after.
  */
+/* Does a client hold the image's exclusive lock? 0 or -errno. */
+static int lock_held(struct rdev *d, bool *held)
+{
+	rbd_lock_mode_t mode;
+	char *owners[4];
+	size_t n = 4;
+	int rc = rbd_lock_get_owners(d->img, &mode, owners, &n);
+	*held = rc == 0 && n > 0;
+	if (rc == 0)
+		rbd_lock_get_owners_cleanup(owners, n);
+	return rc == -ENOENT ? 0 : rc;
+}
+
 static int break_lock(struct rdev *d)
 {
 	rbd_lock_mode_t mode;
@@ -616,12 +629,35 @@ static int open_blocking(void *arg)
 		d->img = NULL;
 		goto fail;
 	}
-	rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
-	if (rc == -EROFS && (j->takeover || holder_is_dead_predecessor(d))) {
+	/*
+	 * A plain open never takes a lock another client holds: librbd's acquire
+	 * would wait for the holder and, once its watch has lapsed (~30 s; a gateway
+	 * cut off from the cluster as much as a dead one), break the lock and
+	 * blocklist it -- a takeover nobody decided (issue 26 item 2). So a held
+	 * lock means standby at once, unless the owner record says the holder is
+	 * this machine's vaaid that is gone: that one is taken back at once.
+	 */
+	bool take = j->takeover;
+	if (!take) {
+		bool held;
+		rc = lock_held(d, &held);
+		if (rc < 0)
+			goto fail;
+		if (held && !holder_is_dead_predecessor(d)) {
+			rc = -EROFS;
+			goto refused;
+		}
+		take = held;
+	}
+	rc = take ? break_lock(d) : 0;
+	if (rc == 0)
+		rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
+	if (rc == -EROFS && j->takeover) { /* taken by a third client meanwhile */
 		rc = break_lock(d);
 		if (rc == 0)
 			rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
 	}
+refused:
 	if (rc < 0) {
 		fprintf(stderr, "vblk_rbd: %s: %s\n", d->name,
 			rc == -EROFS ? "its exclusive lock is held by another client (another gateway "

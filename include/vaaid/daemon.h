@@ -137,7 +137,8 @@ int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct v
 void vd_pool_view_close_old(struct vpool *p, struct vblk *dev);
 /* The ALUA group of the gateway that holds a standby RBD pool, from the image's owner
  * record (include/vaaid/rbd_owner.h); 0 when not known. */
-uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp);
+uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp,
+			     struct vreactor *r);
 /* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
  * holder fenced (blocklisted), then the pool is opened here (recovery). -EINVAL: not
  * a standby pool (err says why). Only an explicit decision calls it. */

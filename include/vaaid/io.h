@@ -411,9 +411,10 @@ int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rb
 int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 			   struct vblk **out);
 /* The owner record of spec's image (include/vaaid/rbd_owner.h; the image opened
- * without its lock): 0, -ENOENT (no record or no image), -EINVAL (damaged). */
+ * without its lock): 0, -ENOENT (no record or no image), -EINVAL (damaged).
+ * Runs r meanwhile (voffload_run; r NULL: blocks the caller). */
 struct vblk_rbd_owner;
-int vblk_rbd_owner_peek(const char *spec, const struct vblk_rbd_conf *conf,
+int vblk_rbd_owner_peek(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 			struct vblk_rbd_owner *out);
 /* Remove the image of spec (tests, and `pool create` undoing itself); -ENOENT if none. */
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf);

@@ -17,19 +17,22 @@
 #include <stddef.h>
 
 #define VBLK_RBD_OWNER_KEY "vaaid.owner"
-#define VBLK_RBD_OWNER_MAX 192 /* the formatted record, NUL included */
+#define VBLK_RBD_OWNER_MAX 384 /* the formatted record, NUL included */
 
 struct vblk_rbd_owner {
-	char machine[65];         /* /etc/machine-id (else the host name) */
+	char machine[65];         /* /etc/machine-id ("-" when there is none: never taken back) */
 	char boot[65];            /* /proc/sys/kernel/random/boot_id */
 	int pid;                  /* the holder's process */
 	unsigned long long start; /* its start time (/proc/PID/stat field 22): pid reuse */
 	unsigned group;           /* its ALUA target port group, 0 = none */
+	char addr[128];           /* its Ceph client address (rados_getaddrs: IP:PORT/NONCE),
+				     as the lock's owner list names the holder */
 };
 
-/* This process as an owner record (group as given). 0 or -errno. */
-int vblk_rbd_owner_self(struct vblk_rbd_owner *me, unsigned group);
-/* "machine=M boot=B pid=P start=S group=G"; -ENAMETOOLONG if cap is too small. */
+/* This process as an owner record (group and Ceph client address as given;
+ * addr NULL: "-"). 0 or -errno. */
+int vblk_rbd_owner_self(struct vblk_rbd_owner *me, unsigned group, const char *addr);
+/* "machine=M boot=B pid=P start=S group=G addr=A"; -ENAMETOOLONG if cap is too small. */
 int vblk_rbd_owner_format(const struct vblk_rbd_owner *o, char *buf, size_t cap);
 /* The record format_owner wrote; -EINVAL for anything else (damaged, foreign). */
 int vblk_rbd_owner_parse(const char *s, struct vblk_rbd_owner *o);
@@ -37,12 +40,18 @@ int vblk_rbd_owner_parse(const char *s, struct vblk_rbd_owner *o);
 bool vblk_rbd_owner_process_alive(int pid, unsigned long long start);
 /*
  * Is holder a dead earlier incarnation on this machine? True only when the
- * machine matches and either the machine rebooted since (another boot id) or
- * that process (pid + start time) is gone. alive: the liveness check
- * (vblk_rbd_owner_process_alive; tests pass their own).
+ * machine matches (and is known) and either the machine rebooted since
+ * (another boot id) or that process (pid + start time) is gone. alive: the
+ * liveness check (vblk_rbd_owner_process_alive; tests pass their own).
  */
 bool vblk_rbd_owner_is_dead_local(const struct vblk_rbd_owner *holder,
 				  const struct vblk_rbd_owner *me,
 				  bool (*alive)(int pid, unsigned long long start));
+/*
+ * Is the IP of a Ceph client address ("IP:PORT/NONCE", "v2:...", "[IPv6]:...")
+ * one of this host's addresses? is_local(family, addr bytes) decides (NULL:
+ * the host's interfaces, getifaddrs). False for anything unparsable.
+ */
+bool vblk_rbd_addr_is_local(const char *addr, bool (*is_local)(int family, const void *ip));
 
 #endif

@@ -376,7 +376,7 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 			* standby: the owner's group from the image's owner record */
 		scsi_alua_configure(&d->lun, al->group, al->peers, al->n_peers,
 				    vp->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED,
-				    vp->standby ? vd_pool_owner_group(ds->env.pools, vp) : 0);
+				    vp->standby ? vd_pool_owner_group(ds->env.pools, vp, ds->env.r) : 0);
 	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
 			     &d->tdev);
 	if (rc < 0) {

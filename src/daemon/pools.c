@@ -449,11 +449,12 @@ int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct v
 	return 0;
 }
 
-uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp)
+uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp,
+			     struct vreactor *r)
 {
 	struct vblk_rbd_conf rbd = rbd_conf(ps);
 	struct vblk_rbd_owner o;
-	if (!vblk_rbd_spec(vp->path) || vblk_rbd_owner_peek(vp->path, &rbd, &o) < 0 ||
+	if (!vblk_rbd_spec(vp->path) || vblk_rbd_owner_peek(r, vp->path, &rbd, &o) < 0 ||
 	    o.group > UINT16_MAX)
 		return 0;
 	return (uint16_t)o.group;

@@ -5,7 +5,7 @@
  *
  * Why: the daemon is one reactor thread. A library call that blocks for
  * seconds (librados' connect, librbd's open, lock break and resize: Ceph's
- * mon and OSD round trips, ~30 s for a dead lock holder's watch to time out)
+ * mon and OSD round trips; up to 30 s for a cluster that does not answer)
  * made on that thread stalls the rings of every LUN of every pool. The control
  * path stays synchronous for its caller, as the blk_sync helpers are: the
  * caller waits by running the reactor (nested vreactor_run_once), so the other

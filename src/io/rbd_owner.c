@@ -5,12 +5,20 @@
  * host name where there is none), the boot it runs in (the kernel's boot id),
  * its pid and its start time in clock ticks since boot (field 22 of
  * /proc/PID/stat: a pid reused by a later process has a later start time).
+ * Its Ceph client address is recorded too: a restart takes back only a lock
+ * whose current owner (the lock's owner list) is that very address, on an IP
+ * of this host (vblk_rbd.c), so a stale record (a later holder that has not
+ * written its own yet, or could not) never names a live holder, and a
+ * machine-id shared by cloned VMs is not enough to match.
  * The record is one line of "key=value" words; parsing accepts exactly what
  * formatting writes (each field once, in order, within its bounds), anything
  * else is -EINVAL and the caller treats the holder as unknown (a standby
  * waits for an explicit takeover: the safe side).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,16 +82,13 @@ static int process_start(int pid, unsigned long long *start)
 	return 0;
 }
 
-int vblk_rbd_owner_self(struct vblk_rbd_owner *me, unsigned group)
+int vblk_rbd_owner_self(struct vblk_rbd_owner *me, unsigned group, const char *addr)
 {
 	memset(me, 0, sizeof(*me));
 	int rc = read_line("/etc/machine-id", me->machine, sizeof(me->machine));
-	if (rc < 0 || !word_ok(me->machine)) {
-		if (gethostname(me->machine, sizeof(me->machine) - 1) < 0)
-			return -errno;
-		if (!word_ok(me->machine))
-			return -EINVAL;
-	}
+	if (rc < 0 || !word_ok(me->machine) || !strcmp(me->machine, "-"))
+		snprintf(me->machine, sizeof(me->machine), "-"); /* unknown: never taken back */
+	snprintf(me->addr, sizeof(me->addr), "%s", addr && word_ok(addr) ? addr : "-");
 	rc = read_line("/proc/sys/kernel/random/boot_id", me->boot, sizeof(me->boot));
 	if (rc < 0)
 		return rc;
@@ -99,8 +104,8 @@ int vblk_rbd_owner_self(struct vblk_rbd_owner *me, unsigned group)
 
 int vblk_rbd_owner_format(const struct vblk_rbd_owner *o, char *buf, size_t cap)
 {
-	int n = snprintf(buf, cap, "machine=%s boot=%s pid=%d start=%llu group=%u", o->machine,
-			 o->boot, o->pid, o->start, o->group);
+	int n = snprintf(buf, cap, "machine=%s boot=%s pid=%d start=%llu group=%u addr=%s",
+			 o->machine, o->boot, o->pid, o->start, o->group, o->addr);
 	return n < 0 ? -EINVAL : (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
@@ -149,7 +154,8 @@ int vblk_rbd_owner_parse(const char *s, struct vblk_rbd_owner *o)
 	    take_word(&s, "boot", o->boot, sizeof(o->boot)) < 0 ||
 	    take_number(&s, "pid", 0x7fffffffull, &pid) < 0 || pid == 0 ||
 	    take_number(&s, "start", ~0ull, &start) < 0 ||
-	    take_number(&s, "group", 0xffffull, &group) < 0 || *s) {
+	    take_number(&s, "group", 0xffffull, &group) < 0 ||
+	    take_word(&s, "addr", o->addr, sizeof(o->addr)) < 0 || *s) {
 		memset(o, 0, sizeof(*o));
 		return -EINVAL;
 	}
@@ -173,11 +179,58 @@ bool vblk_rbd_owner_is_dead_local(const struct vblk_rbd_owner *holder,
 				  const struct vblk_rbd_owner *me,
 				  bool (*alive)(int pid, unsigned long long start))
 {
-	if (!holder->machine[0] || strcmp(holder->machine, me->machine))
+	if (!holder->machine[0] || !strcmp(holder->machine, "-") ||
+	    strcmp(holder->machine, me->machine))
 		return false; /* another machine (or unknown): only an explicit takeover */
 	if (strcmp(holder->boot, me->boot))
 		return true; /* this machine rebooted since: that process is gone */
 	if (holder->pid == me->pid && holder->start == me->start)
 		return false; /* this very process (never breaks its own lock) */
 	return !alive(holder->pid, holder->start);
+}
+
+/* The host's interfaces hold ip (family AF_INET or AF_INET6)? */
+static bool host_has_ip(int family, const void *ip)
+{
+	struct ifaddrs *ifs;
+	if (getifaddrs(&ifs) < 0)
+		return false;
+	bool found = false;
+	for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != family)
+			continue;
+		if (family == AF_INET)
+			found = !memcmp(&((struct sockaddr_in *)i->ifa_addr)->sin_addr, ip, 4);
+		else
+			found = !memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, ip, 16);
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
+bool vblk_rbd_addr_is_local(const char *addr, bool (*is_local)(int family, const void *ip))
+{
+	if (!addr)
+		return false;
+	if (!strncmp(addr, "v1:", 3) || !strncmp(addr, "v2:", 3))
+		addr += 3;
+	char host[64];
+	const char *end;
+	int family;
+	if (addr[0] == '[') { /* [IPv6]:PORT/NONCE */
+		addr++;
+		end = strchr(addr, ']');
+		family = AF_INET6;
+	} else { /* IPv4:PORT/NONCE */
+		end = strchr(addr, ':');
+		family = AF_INET;
+	}
+	if (!end || end == addr || (size_t)(end - addr) >= sizeof(host))
+		return false;
+	memcpy(host, addr, (size_t)(end - addr));
+	host[end - addr] = '\0';
+	unsigned char ip[16];
+	if (inet_pton(family, host, ip) != 1)
+		return false;
+	return (is_local ? is_local : host_has_ip)(family, ip);
 }

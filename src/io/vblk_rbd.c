@@ -30,9 +30,9 @@
  *   - Blocking calls: librados' and librbd's synchronous calls (connect,
  *     create, open, the read-only open of a standby pool's view, lock
  *     acquire, the takeover's lock break and blocklist, the owner record,
- *     resize, close and shutdown, remove) take mon/OSD round trips, 1-2 s
- *     for a takeover from a live holder and ~30 s from a dead one (its watch
- *     times out). They run on voffload_run's worker thread (src/io/offload.c)
+ *     resize, close and shutdown, remove) take mon/OSD round trips: 1-2 s
+ *     for a takeover (from a dead holder too: its lock is broken before the
+ *     acquire, which would otherwise wait ~30 s for its watch). They run on voffload_run's worker thread (src/io/offload.c)
  *     while the caller runs the reactor, so every other LUN's I/O goes on.
  *     The worker touches only its job: a new rdev nobody else reaches until
  *     the open returns (*out is set afterwards, on the reactor's thread), the
@@ -50,10 +50,10 @@
  *     systemd STATUS line (a timer) skips standby pools, and reads no pool
  *     once the daemon is stopping (vd_pools_close's closes). vaai-sim and the
  *     tools open with their engine stopped: the caller owns the reactor.
- *     Still on the caller's thread: vblk_rbd_owner_peek (no reactor to run;
- *     the daemon's ALUA asks it when a standby pool's LUN is added),
- *     vblk_close (callers whose reactor may be gone: a standby view's close)
- *     and rdev_mapped (the object map, in memory while the lock is held).
+ *     Still on the caller's thread:
+ *     vblk_close (callers whose reactor may be gone: a standby view's close).
+ *     vblk_rbd_owner_peek and rdev_mapped (the sweep's object-map walk) run
+ *     on the worker too.
  */
 #include <errno.h>
 #include <poll.h>
@@ -309,18 +309,45 @@ static int rdev_discard(struct vblk *b, uint64_t off, uint64_t len, struct vio_o
 }
 
 struct mapped_walk {
+	rbd_image_t img;
+	uint64_t off, len, obj; /* obj: the image's object size */
 	int (*cb)(void *arg, uint64_t off, uint64_t len);
 	void *arg;
 };
 
+/* One existing range, reported object by object (a caller can then tell an
+ * object that holds nothing it uses from one that it partly uses). */
 static int mapped_one(uint64_t off, size_t len, int exists, void *arg)
 {
 	struct mapped_walk *w = arg;
-	return exists ? w->cb(w->arg, off, len) : 0;
+	int rc = 0;
+	for (uint64_t o = off, end = off + len; exists && rc >= 0 && o < end;) {
+		uint64_t next = w->obj ? (o / w->obj + 1) * w->obj : end;
+		if (next > end)
+			next = end;
+		rc = w->cb(w->arg, o, next - o);
+		o = next;
+	}
+	return rc;
+}
+
+/* On voffload_run's worker (without fast-diff the walk asks every object):
+ * only the walk, its image handle and the caller's collecting callback. */
+static int mapped_blocking(void *arg)
+{
+	struct mapped_walk *w = arg;
+	rbd_image_info_t info;
+	int rc = rbd_stat(w->img, &info, sizeof(info));
+	if (rc < 0)
+		return rc;
+	w->obj = info.obj_size;
+	return rbd_diff_iterate2(w->img, NULL, w->off, w->len, 0, 1, mapped_one, w);
 }
 
 /* Whole objects that exist (rbd_diff_iterate2 against the image's beginning,
- * whole_object: the object map answers, no per-object request). */
+ * whole_object: the object map answers, no per-object request), one call of cb
+ * per object, from a worker thread while the reactor runs: cb must only
+ * collect. */
 static int rdev_mapped(struct vblk *b, uint64_t off, uint64_t len,
 		       int (*cb)(void *arg, uint64_t off, uint64_t len), void *arg)
 {
@@ -328,8 +355,8 @@ static int rdev_mapped(struct vblk *b, uint64_t off, uint64_t len,
 	int rc = check_range(b, off, len);
 	if (rc < 0)
 		return rc;
-	struct mapped_walk w = {cb, arg};
-	return rbd_diff_iterate2(d->img, NULL, off, len, 0, 1, mapped_one, &w);
+	struct mapped_walk w = {.img = d->img, .off = off, .len = len, .cb = cb, .arg = arg};
+	return voffload_run(d->b.reactor, mapped_blocking, &w);
 }
 
 static int rdev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
@@ -517,32 +544,61 @@ static int owner_get(rbd_image_t img, struct vblk_rbd_owner *o)
 	return vblk_rbd_owner_parse(buf, o);
 }
 
+/* The lock's one owner (its Ceph client address) into out; -ENOENT if none or several. */
+static int lock_owner(struct rdev *d, char *out, size_t cap)
+{
+	rbd_lock_mode_t mode;
+	char *owners[4];
+	size_t n = 4;
+	int rc = rbd_lock_get_owners(d->img, &mode, owners, &n);
+	if (rc < 0)
+		return rc;
+	if (n == 1)
+		snprintf(out, cap, "%s", owners[0]);
+	rbd_lock_get_owners_cleanup(owners, n);
+	return n == 1 ? 0 : -ENOENT;
+}
+
 /*
  * The lock is held by another client: is it this machine's dead earlier
- * vaaid (a restart after a crash, before the dead client's watch timed out)?
- * Then it is taken back like a takeover (broken, blocklisted, acquired):
- * waiting would leave the pool standby until an explicit takeover.
+ * vaaid (a restart after a crash)? Only when the owner record names the
+ * lock's current owner exactly (its client address: a record a later holder
+ * has not replaced yet names someone else), that address is on an IP of this
+ * host, the record's machine is this one, and that process is gone (another
+ * boot, or its pid + start time no longer running). Then it is taken back
+ * like a takeover (broken, blocklisted, acquired); otherwise the pool is
+ * standby until an explicit takeover.
  */
 static bool holder_is_dead_predecessor(struct rdev *d)
 {
 	struct vblk_rbd_owner holder, me;
-	if (owner_get(d->img, &holder) < 0 || vblk_rbd_owner_self(&me, 0) < 0)
+	char owner[sizeof(holder.addr)];
+	if (owner_get(d->img, &holder) < 0 || vblk_rbd_owner_self(&me, 0, NULL) < 0 ||
+	    lock_owner(d, owner, sizeof(owner)) < 0)
 		return false;
+	if (strcmp(owner, holder.addr) || !vblk_rbd_addr_is_local(holder.addr, NULL))
+		return false; /* the record is not the holder's, or the holder is elsewhere */
 	if (!vblk_rbd_owner_is_dead_local(&holder, &me, vblk_rbd_owner_process_alive))
 		return false;
-	vlog_warn(d->name, "the lock is held by this machine's vaaid pid %d %s, which is gone "
-		  "(a restart after a crash): taking it back", holder.pid,
-		  strcmp(holder.boot, me.boot) ? "of an earlier boot" : "of this boot");
+	vlog_warn(d->name, "the lock is held by this machine's vaaid pid %d %s (%s), which is "
+		  "gone (a restart after a crash): taking it back", holder.pid,
+		  strcmp(holder.boot, me.boot) ? "of an earlier boot" : "of this boot", holder.addr);
 	return true;
 }
 
 /* Record this process as the holder (after the lock is taken). A failure is
- * logged, not fatal: the record only speeds up a restart and informs ALUA. */
+ * logged, not fatal: the record only speeds up a restart and informs ALUA, and
+ * a record that is not the holder's is never acted on (its address). */
 static void owner_set(struct rdev *d, const struct vblk_rbd_conf *conf)
 {
 	struct vblk_rbd_owner me;
 	char buf[VBLK_RBD_OWNER_MAX];
-	int rc = vblk_rbd_owner_self(&me, conf ? conf->alua_group : 0);
+	char *addr = NULL;
+	int rc = rados_getaddrs(d->cluster, &addr);
+	if (rc == 0)
+		rc = vblk_rbd_owner_self(&me, conf ? conf->alua_group : 0, addr);
+	if (addr)
+		rados_buffer_free(addr);
 	if (rc == 0)
 		rc = vblk_rbd_owner_format(&me, buf, sizeof(buf));
 	if (rc == 0)
@@ -552,20 +608,24 @@ static void owner_set(struct rdev *d, const struct vblk_rbd_conf *conf)
 			  strerror(-rc));
 }
 
-int vblk_rbd_owner_peek(const char *spec, const struct vblk_rbd_conf *conf,
-			struct vblk_rbd_owner *out)
-{
+struct peek_job {
 	struct vblk_rbd_name nm;
-	if (!out || vblk_rbd_parse(spec, &nm) < 0)
-		return -EINVAL;
+	const struct vblk_rbd_conf *conf;
+	struct vblk_rbd_owner *out;
+};
+
+/* On voffload_run's worker: only the job and its own librados handles. */
+static int peek_blocking(void *arg)
+{
+	struct peek_job *j = arg;
 	rados_t cl = NULL;
 	rados_ioctx_t io = NULL;
 	rbd_image_t img = NULL;
-	int rc = connect_cluster(conf, nm.pool, &cl, &io);
+	int rc = connect_cluster(j->conf, j->nm.pool, &cl, &io);
 	if (rc == 0)
-		rc = rbd_open_read_only(io, nm.image, &img, NULL);
+		rc = rbd_open_read_only(io, j->nm.image, &img, NULL);
 	if (rc == 0) {
-		rc = owner_get(img, out);
+		rc = owner_get(img, j->out);
 		rbd_close(img);
 	}
 	if (io)
@@ -573,6 +633,15 @@ int vblk_rbd_owner_peek(const char *spec, const struct vblk_rbd_conf *conf,
 	if (cl)
 		rados_shutdown(cl);
 	return rc;
+}
+
+int vblk_rbd_owner_peek(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+			struct vblk_rbd_owner *out)
+{
+	struct peek_job j = {.conf = conf, .out = out};
+	if (!out || vblk_rbd_parse(spec, &j.nm) < 0)
+		return -EINVAL;
+	return voffload_run(r, peek_blocking, &j);
 }
 
 static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
@@ -747,8 +816,8 @@ static int open_image(struct vreactor *r, const char *spec, const struct vblk_rb
 	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", j.nm.pool, j.nm.image);
 	j.d = d;
 	/* librados' and librbd's calls block for seconds (mon and OSD round trips; a
-	 * dead holder's watch times out after ~30 s): on a worker thread, while this
-	 * reactor serves everything else. */
+	 * cluster that does not answer: client_mount_timeout, 30 s): on a worker
+	 * thread, while this reactor serves everything else. */
 	int rc = voffload_run(r, open_blocking, &j);
 	if (rc < 0) {
 		free(d);

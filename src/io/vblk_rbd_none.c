@@ -37,9 +37,9 @@ int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vb
 	return vblk_rbd_open(r, spec, conf, 0, out);
 }
 
-int vblk_rbd_owner_peek(const char *spec, const struct vblk_rbd_conf *conf,
+int vblk_rbd_owner_peek(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 			struct vblk_rbd_owner *out)
 {
-	(void)spec, (void)conf, (void)out;
+	(void)r, (void)spec, (void)conf, (void)out;
 	return -EPROTONOSUPPORT;
 }

@@ -71,6 +71,11 @@ static void take(struct vpool *p, uint64_t i)
 	pool_thr_check(p);
 }
 
+bool pool_ext_is_free(const struct vpool *p, uint64_t pext)
+{
+	return pext < p->n_ext && bit_get(p->freebits, pext);
+}
+
 bool pool_take_if_free(struct vpool *p, uint64_t pext)
 {
 	if (pext >= p->n_ext || !bit_get(p->freebits, pext))

@@ -21,8 +21,9 @@
 #include "vaaid/scsi_emul.h"
 
 /* IMPLICIT TRANSITION TIME (RTPG extended header, SPC-4 6.36): a takeover
- * measured 1.2-2.2 s under load (docs/performance.md), a killed gateway's lock is
- * broken after ~30 s; initiators base their transitioning timeout on this. */
+ * measured 1.2-2.6 s under load, from a killed gateway too (docs/ceph.md),
+ * plus recovery; 30 s leaves room for a slow cluster (librados' own mount
+ * timeout is 30 s). Initiators base their transitioning timeout on this. */
 #define ALUA_IMPLICIT_TRANSITION_SECS 30
 /* SUPPORTED states in a descriptor (SPC-4 6.36): T_SUP, U_SUP, S_SUP,
  * AO_SUP (no active/non-optimized, no LBA dependent, no offline). */

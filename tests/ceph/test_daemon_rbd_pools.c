@@ -251,7 +251,7 @@ static void test_standby_view(void **state)
 	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
 	assert_true(ps2->p[0].standby);
 	/* the standby gateway reads which group owns the pool (its LUNs' RTPG) */
-	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0]), 7);
+	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0], r), 7);
 	struct vpool *old;
 	struct vblk *old_dev;
 	assert_int_equal(vd_pool_view_refresh(ps, &ps->p[0], r, &old, &old_dev), -EINVAL); /* served */
@@ -295,14 +295,14 @@ static void fill(uint8_t *buf)
 
 /* Overwrite the image's owner record (through a client of its own: librbd
  * passes the change to the lock holder), its machine or boot id replaced. */
-static int forge_owner(const char *img, const char *machine, const char *boot)
+static int forge_owner(const char *img, const char *machine, const char *boot, const char *addr)
 {
 	struct vblk_rbd_owner o;
 	char rec[VBLK_RBD_OWNER_MAX];
 	rados_t cl;
 	rados_ioctx_t io;
 	rbd_image_t im;
-	int rc = vblk_rbd_owner_peek(img, &(struct vblk_rbd_conf){.conf_path = getenv("CEPH_CONF")},
+	int rc = vblk_rbd_owner_peek(NULL, img, &(struct vblk_rbd_conf){.conf_path = getenv("CEPH_CONF")},
 				     &o);
 	if (rc < 0)
 		return rc;
@@ -310,6 +310,8 @@ static int forge_owner(const char *img, const char *machine, const char *boot)
 		snprintf(o.boot, sizeof(o.boot), "%s", boot);
 	if (machine)
 		snprintf(o.machine, sizeof(o.machine), "%s", machine);
+	if (addr)
+		snprintf(o.addr, sizeof(o.addr), "%s", addr);
 	if ((rc = vblk_rbd_owner_format(&o, rec, sizeof(rec))) < 0)
 		return rc;
 	if ((rc = rados_create(&cl, NULL)) < 0)
@@ -352,13 +354,22 @@ static int holder_main(const char *img, int fd)
 	    vpool_volume_create(ps->p[0].pool, "vol", 64 * MIB, 512, &v) == 0 &&
 	    io(r, v, true, buf, 2 * MIB, MIB) == 0)
 		ok = 'k';
-	if (write(fd, &ok, 1) != 1 || read(fd, &ok, 1) != 1)
-		return 2;
-	/* 'f': an earlier boot of this machine; 'm': another machine */
-	ok = forge_owner(img, ok == 'm' ? "another-gateway" : NULL,
-			 ok == 'm' ? NULL : "00000000-earlier-boot") == 0 ? 'k' : 'x';
 	if (write(fd, &ok, 1) != 1)
 		return 2;
+	/* 'f': an earlier boot of this machine; 'm': another machine; 's': an earlier
+	 * boot, but naming another client than the lock's owner (a stale record) */
+	char cmd;
+	struct vblk_rbd_owner mine; /* the true record: each forgery starts from it */
+	if (vblk_rbd_owner_peek(NULL, img, &(struct vblk_rbd_conf){.conf_path = getenv("CEPH_CONF")},
+				&mine) < 0)
+		return 2;
+	while (read(fd, &cmd, 1) == 1) {
+		ok = forge_owner(img, cmd == 'm' ? "another-gateway" : NULL,
+				 cmd == 'm' ? NULL : "00000000-earlier-boot",
+				 cmd == 's' ? "127.0.0.1:0/1" : mine.addr) == 0 ? 'k' : 'x';
+		if (write(fd, &ok, 1) != 1)
+			return 2;
+	}
 	for (;;) /* serving, as far as Ceph can tell */
 		vreactor_run_once(r, 1000);
 }
@@ -396,13 +407,20 @@ static void test_restart_after_crash(void **state)
 	struct vd_pools *ps = calloc(1, sizeof(*ps));
 	char err[1200] = "";
 	struct vblk_rbd_owner o;
-	int peek = -1, orc = -1, forged = 0, reopen = -1;
+	int peek = -1, orc = -1, forged = 0, reopen = -1, stale = 0;
+	bool stale_standby = false;
 	bool standby = false, standby2 = true;
 	if (ask(sp[0], 0) == 'k') {
 		/* the holder records itself; it lives: standby here */
-		peek = vblk_rbd_owner_peek(img_a, &rc_conf, &o);
+		peek = vblk_rbd_owner_peek(NULL, img_a, &rc_conf, &o);
 		orc = vd_pools_open(ps, &c, r, err, sizeof(err));
 		standby = orc == 0 && ps->p[0].standby;
+		vd_pools_close(ps);
+		/* a record of an earlier boot that names another client than the lock's
+		 * owner (a later holder has not written its own yet): standby */
+		stale = ask(sp[0], 's');
+		int src = vd_pools_open(ps, &c, r, err, sizeof(err));
+		stale_standby = src == 0 && ps->p[0].standby;
 		vd_pools_close(ps);
 		/* its record now says: this machine, an earlier boot -- a restart here
 		 * takes the lock back at once (broken, the holder blocklisted) */
@@ -417,6 +435,8 @@ static void test_restart_after_crash(void **state)
 	assert_int_equal(o.pid, (int)pid);
 	assert_int_equal(orc, 0);
 	assert_true(standby);
+	assert_int_equal(stale, 'k');
+	assert_true(stale_standby);
 	assert_int_equal(forged, 'k');
 	assert_int_equal(reopen, 0);
 	assert_false(standby2);
@@ -425,7 +445,7 @@ static void test_restart_after_crash(void **state)
 	assert_non_null(v);
 	assert_int_equal(io(r, v, false, back, 2 * MIB, MIB), 0);
 	assert_memory_equal(buf, back, MIB);
-	assert_int_equal(vblk_rbd_owner_peek(img_a, &rc_conf, &o), 0);
+	assert_int_equal(vblk_rbd_owner_peek(NULL, img_a, &rc_conf, &o), 0);
 	assert_int_equal(o.pid, (int)getpid()); /* and records itself */
 	vd_pools_close(ps);
 	free(ps);

@@ -35,7 +35,8 @@ static const struct vblk_rbd_owner me = {.machine = "0123456789abcdef0123456789a
 					 .boot = "6a1f4c36-8f2e-4a43-9d55-0d3f1e2b7c11",
 					 .pid = 4242,
 					 .start = 123456,
-					 .group = 1};
+					 .group = 1,
+					 .addr = "127.0.0.1:0/3701806198"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -71,13 +72,15 @@ int fuzz_make_seeds(const char *dir)
 {
 	const char *fixed[] = {
 		"machine=0123456789abcdef0123456789abcdef boot=6a1f4c36-8f2e-4a43-9d55-0d3f1e2b7c11 "
-		"pid=4242 start=123456 group=1",
+		"pid=4242 start=123456 group=1 addr=127.0.0.1:0/3701806198",
 		"machine=0123456789abcdef0123456789abcdef boot=00000000-earlier-boot pid=17 start=9 "
-		"group=0",
-		"machine=gw2 boot=b pid=1 start=0 group=65535",
-		"machine=m boot=b pid=01 start=2 group=3",
+		"group=0 addr=10.0.0.5:0/17",
+		"machine=gw2 boot=b pid=1 start=0 group=65535 addr=[::1]:0/9",
+		"machine=- boot=b pid=1 start=0 group=0 addr=-",
+		"machine=m boot=b pid=01 start=2 group=3 addr=a",
 		"machine=m boot=b pid=1 start=2",
-		"machine=m boot=b pid=1 start=2 group=3 extra=1",
+		"machine=m boot=b pid=1 start=2 group=3",
+		"machine=m boot=b pid=1 start=2 group=3 addr=a extra=1",
 	};
 	char name[32];
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include <sys/socket.h>
+
 #include "vaaid/rbd_owner.h"
 
 static bool always_alive(int pid, unsigned long long start)
@@ -35,7 +37,8 @@ static void test_self_and_round_trip(void **state)
 {
 	(void)state;
 	struct vblk_rbd_owner me, back;
-	assert_int_equal(vblk_rbd_owner_self(&me, 7), 0);
+	assert_int_equal(vblk_rbd_owner_self(&me, 7, "127.0.0.1:0/3701806198"), 0);
+	assert_string_equal(me.addr, "127.0.0.1:0/3701806198");
 	assert_int_equal(me.pid, (int)getpid());
 	assert_true(me.machine[0] && me.boot[0] && me.start > 0);
 	assert_int_equal(me.group, 7);
@@ -57,19 +60,22 @@ static void test_parse_refuses_damage(void **state)
 	const char *bad[] = {
 		"",
 		"machine=m boot=b pid=1 start=2",              /* no group */
-		"machine=m boot=b pid=1 start=2 group=3 x=1",  /* trailing field */
-		"machine=m boot=b pid=0 start=2 group=3",      /* pid 0 */
-		"machine=m boot=b pid=-1 start=2 group=3",
-		"machine=m boot=b pid=+1 start=2 group=3",
-		"machine=m boot=b pid=1 start=2 group=65536",  /* group beyond 16 bits */
-		"machine=m boot=b pid=2147483648 start=2 group=3",
-		"machine=m  boot=b pid=1 start=2 group=3",     /* empty word */
-		"boot=b machine=m pid=1 start=2 group=3",      /* out of order */
-		"machine=m boot=b pid=1x start=2 group=3",
-		"machine=m boot=b pid=01 start=2 group=3",     /* not as formatted */
-		"machine=m boot=b pid= 1 start=2 group=3",
-		"machine=m boot=b pid=1 start=2 group=3 ",     /* trailing space (found by fuzz_rbd_owner) */
-		"machine=m\x01 boot=b pid=1 start=2 group=3",
+		"machine=m boot=b pid=1 start=2 group=3 addr",  /* no address value */
+		"machine=m boot=b pid=1 start=2 group=3 addr=a b", /* a space in it */
+		"machine=m boot=b pid=1 start=2 group=3 addr=a x=1",  /* trailing field */
+		"machine=m boot=b pid=0 start=2 group=3 addr=a",      /* pid 0 */
+		"machine=m boot=b pid=-1 start=2 group=3 addr=a",
+		"machine=m boot=b pid=+1 start=2 group=3 addr=a",
+		"machine=m boot=b pid=1 start=2 group=65536 addr=a",  /* group beyond 16 bits */
+		"machine=m boot=b pid=2147483648 start=2 group=3 addr=a",
+		"machine=m  boot=b pid=1 start=2 group=3 addr=a",     /* empty word */
+		"boot=b machine=m pid=1 start=2 group=3 addr=a",      /* out of order */
+		"machine=m boot=b pid=1x start=2 group=3 addr=a",
+		"machine=m boot=b pid=01 start=2 group=3 addr=a",     /* not as formatted */
+		"machine=m boot=b pid= 1 start=2 group=3 addr=a",
+		"machine=m boot=b pid=1 start=2 group=3 addr=a ", /* trailing space (found by fuzz_rbd_owner) */
+		"machine=m boot=b pid=1 start=2 group=3",      /* no address (a first draft's form) */
+		"machine=m\x01 boot=b pid=1 start=2 group=3 addr=a",
 		"machine=m boot=b pid=1 start=99999999999999999999 group=3",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -80,9 +86,9 @@ static void test_parse_refuses_damage(void **state)
 	char longm[200];
 	memset(longm, 'a', sizeof(longm));
 	memcpy(longm, "machine=", 8);
-	snprintf(longm + 150, 50, " boot=b pid=1 start=2 group=3");
+	snprintf(longm + 150, 50, " boot=b pid=1 start=2 group=3 addr=a");
 	assert_int_equal(vblk_rbd_owner_parse(longm, &o), -EINVAL);
-	assert_int_equal(vblk_rbd_owner_parse("machine=m boot=b pid=1 start=2 group=3", &o), 0);
+	assert_int_equal(vblk_rbd_owner_parse("machine=m boot=b pid=1 start=2 group=3 addr=a", &o), 0);
 	assert_int_equal(o.pid, 1);
 	assert_int_equal(o.group, 3);
 }
@@ -111,9 +117,41 @@ static void test_dead_predecessor_rule(void **state)
 	snprintf(h.machine, sizeof(h.machine), "m2");
 	h.pid = 42;
 	assert_false(vblk_rbd_owner_is_dead_local(&h, &me, never_alive));
-	/* no record (all zero): never */
+	/* no record (all zero), or a machine without a machine-id: never */
 	memset(&h, 0, sizeof(h));
 	assert_false(vblk_rbd_owner_is_dead_local(&h, &me, never_alive));
+	struct vblk_rbd_owner anon = me;
+	snprintf(anon.machine, sizeof(anon.machine), "-");
+	h = anon;
+	snprintf(h.boot, sizeof(h.boot), "b0");
+	assert_false(vblk_rbd_owner_is_dead_local(&h, &anon, never_alive));
+}
+
+static bool only_127_0_0_1(int family, const void *ip)
+{
+	static const unsigned char lo[4] = {127, 0, 0, 1};
+	return family == AF_INET && !memcmp(ip, lo, 4);
+}
+
+static bool only_v6_loopback(int family, const void *ip)
+{
+	static const unsigned char lo[16] = {[15] = 1};
+	return family == AF_INET6 && !memcmp(ip, lo, 16);
+}
+
+static void test_addr_is_local(void **state)
+{
+	(void)state;
+	assert_true(vblk_rbd_addr_is_local("127.0.0.1:0/3701806198", only_127_0_0_1));
+	assert_true(vblk_rbd_addr_is_local("v2:127.0.0.1:0/5", only_127_0_0_1));
+	assert_false(vblk_rbd_addr_is_local("192.0.2.7:0/5", only_127_0_0_1));
+	assert_true(vblk_rbd_addr_is_local("[::1]:0/9", only_v6_loopback));
+	assert_false(vblk_rbd_addr_is_local("[::2]:0/9", only_v6_loopback));
+	const char *bad[] = {"", "-", "127.0.0.1", "[::1", "300.0.0.1:0/1", ":0/1", "v2:", NULL};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(vblk_rbd_addr_is_local(bad[i], only_127_0_0_1));
+	/* the host's own interfaces: loopback is one of them */
+	assert_true(vblk_rbd_addr_is_local("127.0.0.1:0/1", NULL));
 }
 
 int main(void)
@@ -122,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_self_and_round_trip),
 		cmocka_unit_test(test_parse_refuses_damage),
 		cmocka_unit_test(test_dead_predecessor_rule),
+		cmocka_unit_test(test_addr_is_local),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,8 +19,20 @@ int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
 	return -EPROTONOSUPPORT;
 }
 
+int vblk_rbd_remove_live(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf)
+{
+	(void)r;
+	return vblk_rbd_remove(spec, conf);
+}
+
 int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 		      struct vblk **out)
+{
+	return vblk_rbd_open(r, spec, conf, 0, out);
+}
+
+int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+			   struct vblk **out)
 {
 	return vblk_rbd_open(r, spec, conf, 0, out);
 }

@@ -1,7 +1,7 @@
 /*
  * Takeover under load between two engine processes on one RBD pool (issue 26):
  *
- *   takeover SPEC ROUNDS [--kill]   (ctest ceph/takeover, ceph/kill9; scripts/bench/ceph-takeover)
+ *   takeover SPEC ROUNDS [--kill] [--mapped N]   (ctest ceph/takeover; scripts/bench/ceph-takeover)
  *
  * How this works: this process (B) creates the pool on the image SPEC with a
  * volume, then runs ROUNDS rounds. In each, it starts a writer process (A: this
@@ -20,8 +20,13 @@
  *     had taken over;
  *   - A's writes after the takeover were refused (at least one error, and the
  *     first one -ESHUTDOWN/-EIO: Ceph's blocklist, or the pool that failed on it);
- *   - no acknowledgement A printed after its first refusal (nothing accepted
- *     from a fenced gateway).
+ *   - no write A submitted after it saw its first refusal was acknowledged
+ *     (nothing accepted from a fenced gateway). Writes already in flight at
+ *     the first refusal may still be acknowledged after it (A prints "ack"
+ *     for them after an "err": a refusal can be reported at submission while
+ *     a commit that reached the OSDs before the blocklist completes later);
+ *     those landed before the fence, and the first check reads them back
+ *     through B.
  * With --kill, A is killed instead (SIGKILL) after a random number of
  * acknowledgements (100..3000), and only then does B take the pool over: every
  * write A acknowledged before it died reads back (0 lost after a kill -9 of
@@ -29,7 +34,13 @@
  * B closes the pool (the lock released) before the next round. Prints per round
  * "round N: acks A, refused R, takeover_ms T" and at the end
  *   ceph_takeover rounds=N acked=A lost=0 accepted_after_fence=0 takeover_ms_p50=X takeover_ms_max=Y
- * exit 0 only when every round passed. CEPH_CONF names the cluster.
+ *   ceph_takeover_served rounds=N served_ms_p50=X served_ms_max=Y mapped=M
+ * (takeover_ms: the lock broken and acquired, then recovery; served_ms: from
+ * the same start to the completion of B's first write, a 4 KiB write outside
+ * the checked blocks). With --mapped N the pool starts with about N mapped
+ * 64 KiB extents besides "vol" (tests/ceph/mapped_pool.c), so the recovery
+ * loads a checkpoint of that size. exit 0 only when every round passed.
+ * CEPH_CONF names the cluster.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mapped_pool.h"
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
 
@@ -76,6 +88,7 @@ struct wslot {
 	uint8_t *buf;
 	struct iovec iov;
 	bool busy;
+	bool late; /* submitted after the writer saw a refusal */
 };
 
 struct writer {
@@ -98,7 +111,7 @@ static void wdone(void *arg, int res)
 		printf("err %u %d\n", s->blk, res);
 		w->errors++;
 	} else {
-		printf("ack %u %u\n", s->blk, s->ver);
+		printf("ack %u %u%s\n", s->blk, s->ver, s->late ? " late" : "");
 	}
 	fflush(stdout);
 	if (w->errors >= 8)
@@ -112,6 +125,7 @@ static void submit(struct wslot *s)
 	struct writer *w = s->w;
 	s->blk = w->next % NBLOCKS;
 	s->ver = w->next / NBLOCKS + 1;
+	s->late = w->errors > 0;
 	w->next++;
 	fill(s->buf, w->round, s->blk, s->ver);
 	s->iov = (struct iovec){s->buf, BLOCK};
@@ -210,6 +224,25 @@ static unsigned lost_writes(struct vvol *v, struct vreactor *r, uint32_t round,
 	return lost;
 }
 
+/* B's first command after the takeover: a 4 KiB write past the checked blocks;
+ * ms from t0 to its completion, or -1 if it failed. */
+static double first_write_ms(struct vpool *p, struct vreactor *r, double t0)
+{
+	struct vvol *v = vpool_volume_find(p, "vol");
+	uint8_t *b = vblk_alloc_buf(BLOCK);
+	struct rd d = {0};
+	double ms = -1;
+	if (v && b) {
+		memset(b, 0x5a, BLOCK);
+		struct iovec iov = {b, BLOCK};
+		if (vvol_write(v, (uint64_t)(NBLOCKS + 1) * BLOCK, BLOCK, &iov, 1, rd_cb, &d) == 0 &&
+		    vreactor_run_until(r, &d.done) == 0 && d.res >= 0)
+			ms = now_ms() - t0;
+	}
+	free(b);
+	return ms;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -220,9 +253,19 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--writer"))
 		return writer_main(argv[2], (uint32_t)strtoul(argv[3], NULL, 10));
-	bool kill9 = argc == 4 && !strcmp(argv[3], "--kill");
-	if ((argc != 3 && !kill9) || !getenv("CEPH_CONF")) {
-		fprintf(stderr, "usage: CEPH_CONF=... takeover rbd:POOL/IMAGE ROUNDS [--kill]\n");
+	bool kill9 = false;
+	unsigned long long want_mapped = 0;
+	int bad = argc < 3;
+	for (int i = 3; i < argc && !bad; i++) {
+		if (!strcmp(argv[i], "--kill"))
+			kill9 = true;
+		else if (!strcmp(argv[i], "--mapped") && i + 1 < argc)
+			want_mapped = strtoull(argv[++i], NULL, 10);
+		else
+			bad = 1;
+	}
+	if (bad || !getenv("CEPH_CONF")) {
+		fprintf(stderr, "usage: CEPH_CONF=... takeover rbd:POOL/IMAGE ROUNDS [--kill] [--mapped N]\n");
 		return 2;
 	}
 	srand((unsigned)getpid());
@@ -235,18 +278,29 @@ int main(int argc, char **argv)
 	struct vpool_open_report rep;
 	if (vreactor_create(256, &r) < 0)
 		return 2;
-	vblk_remove_store(spec, NULL);
+	vblk_remove_store(NULL, spec, NULL);
 	struct vpool_params prm = {.size = 256u << 20};
 	struct vvol *v;
-	if (vblk_open_store(r, spec, prm.size, NULL, &dev) < 0 || vpool_format(dev, &prm) < 0 ||
-	    vpool_open_stores(dev, NULL, 0, &p, &rep) < 0 ||
-	    vpool_volume_create(p, "vol", 64u << 20, 512, &v) < 0 || vpool_close(p) < 0) {
+	uint64_t mapped = 0, phys = 0;
+	if (want_mapped) {
+		const char *tmp = getenv("VAAID_TEST_TMP") ? getenv("VAAID_TEST_TMP") : "/tmp";
+		if (mapped_pool_build(spec, want_mapped, tmp, &mapped, &phys) < 0) {
+			fprintf(stderr, "takeover: cannot make the mapped pool on %s\n", spec);
+			return 2;
+		}
+		fprintf(stderr, "takeover: pool with %llu mapped extents over %llu physical ones\n",
+			(unsigned long long)mapped, (unsigned long long)phys);
+	} else if (vblk_open_store(r, spec, prm.size, NULL, &dev) < 0 || vpool_format(dev, &prm) < 0 ||
+		   vpool_open_stores(dev, NULL, 0, &p, &rep) < 0 ||
+		   vpool_volume_create(p, "vol", 64u << 20, 512, &v) < 0 || vpool_close(p) < 0) {
 		fprintf(stderr, "takeover: cannot make the pool on %s\n", spec);
 		return 2;
+	} else {
+		vblk_close(dev);
 	}
-	vblk_close(dev);
 	unsigned total_acked = 0, total_lost = 0, total_after = 0, failed_rounds = 0;
 	double *tk = calloc(rounds ? rounds : 1, sizeof(double));
+	double *served = calloc(rounds ? rounds : 1, sizeof(double));
 	for (unsigned round = 1; round <= rounds; round++) {
 		int out[2];
 		if (pipe(out) < 0)
@@ -288,7 +342,7 @@ int main(int argc, char **argv)
 			int rc;
 			if (sscanf(line, "ack %u %u", &b, &ver) == 2 && b < NBLOCKS) {
 				acks++;
-				if (refused)
+				if (strstr(line, " late"))
 					after_refusal++;
 				if (ver > acked[b])
 					acked[b] = ver;
@@ -303,17 +357,26 @@ int main(int argc, char **argv)
 			}
 			if (!took && (kill9 ? killed : acks >= 150)) {
 				t0 = now_ms();
+				double t_lock = 0;
 				if ((vblk_rbd_spec(spec) ? vblk_rbd_takeover(r, spec, NULL, &dev)
 					 : vblk_open_store(r, spec, 0, NULL, &dev)) < 0 ||
-				    vpool_open_stores(dev, NULL, 0, &p, &rep) < 0) {
+				    (t_lock = now_ms() - t0, vpool_open_stores(dev, NULL, 0, &p, &rep)) < 0) {
 					fprintf(stderr, "round %u: the takeover failed\n", round);
 					kill(a, SIGKILL);
 					return 1;
 				}
 				tk[round - 1] = now_ms() - t0;
+				served[round - 1] = first_write_ms(p, r, t0);
+				struct vpool_stats st;
+				vpool_get_stats(p, &st);
 				fprintf(stderr, "round %u: recovery replayed %llu commits, %llu records, %llu "
-						"bytes written home\n", round, (unsigned long long)rep.commits,
-					(unsigned long long)rep.records, (unsigned long long)rep.data_bytes);
+						"bytes written home; %llu extents mapped over %llu physical; "
+						"lock %.0f ms, recovery %.0f ms\n",
+					round, (unsigned long long)rep.commits,
+					(unsigned long long)rep.records, (unsigned long long)rep.data_bytes,
+					(unsigned long long)((st.used + st.sharing_savings) / st.extent),
+					(unsigned long long)(st.used / st.extent), t_lock,
+					tk[round - 1] - t_lock);
 				took = true;
 			}
 		}
@@ -334,7 +397,7 @@ int main(int argc, char **argv)
 			  (kill9 ? WIFSIGNALED(st)
 				 : refused > 0 && (first_err == -ESHUTDOWN || first_err == -EIO) &&
 					   WIFEXITED(st) && WEXITSTATUS(st) == 0);
-		printf("round %u: acks %u, refused %u (first %d), acks after a refusal %u, lost %u, "
+		printf("round %u: acks %u, refused %u (first %d), acks of writes sent after a refusal %u, lost %u, "
 		       "takeover_ms %.0f%s\n", round, acks, refused, first_err, after_refusal, lost,
 		       tk[round - 1], ok ? "" : "  FAILED");
 		fflush(stdout);
@@ -347,11 +410,18 @@ int main(int argc, char **argv)
 		vblk_close(dev);
 	}
 	qsort(tk, rounds, sizeof(double), cmp_double);
+	qsort(served, rounds, sizeof(double), cmp_double);
 	printf("ceph_takeover rounds=%u acked=%u lost=%u accepted_after_fence=%u takeover_ms_p50=%.0f "
 	       "takeover_ms_max=%.0f\n", rounds, total_acked, total_lost, total_after,
 	       rounds ? tk[rounds / 2] : 0.0, rounds ? tk[rounds - 1] : 0.0);
-	vblk_remove_store(spec, NULL);
+	printf("ceph_takeover_served rounds=%u served_ms_p50=%.0f served_ms_max=%.0f mapped=%llu\n",
+	       rounds, rounds ? served[rounds / 2] : 0.0, rounds ? served[rounds - 1] : 0.0,
+	       (unsigned long long)mapped);
+	if (served[0] < 0)
+		failed_rounds++; /* a first write failed */
+	vblk_remove_store(NULL, spec, NULL);
 	vreactor_destroy(r);
 	free(tk);
+	free(served);
 	return failed_rounds ? 1 : 0;
 }

@@ -20,6 +20,12 @@
  * holder of this boot lives, the pool is standby there. (After a kill -9 the
  * OSDs drop the dead client's watch with its connection, and librbd's own
  * acquire breaks the lock: that case needs no record.)
+ * A holder on another machine that died (its watch not lapsed yet, or lapsed)
+ * leaves the pool standby here on a plain open -- librbd would break a lapsed
+ * holder's lock by itself after ~30 s -- until an explicit takeover.
+ * A free extent whose data the image still holds (as after a crash between a
+ * free's durable commit and its discard) is discarded when the pool opens;
+ * the extents in use keep their data.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -224,6 +230,63 @@ static void test_configured_pool(void **state)
 	vreactor_destroy(r);
 }
 
+/* A standby pool's read-only view (vd_pool_view_refresh, docs/ceph.md "ALUA") and
+ * owner's group (vd_pool_owner_group, from the owner record): the volumes the owner made, with their identity (NAA, serial, size), read without the
+ * lock; a refresh shows a volume made since and hands the old view back; the owner
+ * keeps serving; the view is closed with the pools. */
+static void test_standby_view(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_config c;
+	conf_with(&c, img_a);
+	c.alua.group = 7; /* the owner's [alua] group, in its owner record */
+	struct vd_pools *ps = calloc(1, sizeof(*ps)), *ps2 = calloc(1, sizeof(*ps2));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	c.alua.group = 8;
+	struct vvol *v, *w;
+	assert_int_equal(vpool_volume_create(ps->p[0].pool, "vol", 64 * MIB, 4096, &v), 0);
+	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
+	assert_true(ps2->p[0].standby);
+	/* the standby gateway reads which group owns the pool (its LUNs' RTPG) */
+	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0]), 7);
+	struct vpool *old;
+	struct vblk *old_dev;
+	assert_int_equal(vd_pool_view_refresh(ps, &ps->p[0], r, &old, &old_dev), -EINVAL); /* served */
+	assert_int_equal(vd_pool_view_refresh(ps2, &ps2->p[0], r, &old, &old_dev), 0);
+	assert_null(old);
+	struct vvol *sv = vpool_volume_find(ps2->p[0].view, "vol");
+	assert_non_null(sv);
+	struct vvol_info a, b;
+	vvol_get_info(v, &a);
+	vvol_get_info(sv, &b);
+	assert_memory_equal(a.naa, b.naa, sizeof(a.naa));
+	assert_string_equal(a.serial, b.serial);
+	assert_true(a.size == b.size);
+	assert_int_equal(a.block_size, b.block_size);
+	assert_int_equal(vpool_volume_create(ps2->p[0].view, "x", MIB, 512, NULL), -EROFS);
+	/* a volume made by the owner since: in the next view */
+	assert_int_equal(vpool_volume_create(ps->p[0].pool, "new", 8 * MIB, 512, &w), 0);
+	assert_null(vpool_volume_find(ps2->p[0].view, "new"));
+	assert_int_equal(vd_pool_view_refresh(ps2, &ps2->p[0], r, &old, &old_dev), 0);
+	assert_non_null(old);
+	vd_pool_view_close_old(old, old_dev);
+	assert_non_null(vpool_volume_find(ps2->p[0].view, "new"));
+	/* the owner was not disturbed */
+	uint8_t *buf = vblk_alloc_buf(MIB);
+	memset(buf, 7, MIB);
+	assert_int_equal(io(r, v, true, buf, 0, MIB), 0);
+	assert_false(vpool_fenced(ps->p[0].pool));
+	free(buf);
+	vd_pools_close(ps2); /* and its view */
+	vd_pools_close(ps);
+	free(ps);
+	free(ps2);
+	vreactor_destroy(r);
+}
+
 static void fill(uint8_t *buf)
 {
 	for (unsigned i = 0; i < MIB; i++)
@@ -231,8 +294,8 @@ static void fill(uint8_t *buf)
 }
 
 /* Overwrite the image's owner record (through a client of its own: librbd
- * passes the change to the lock holder) with rec's, boot id replaced. */
-static int forge_owner_boot(const char *img, const char *boot)
+ * passes the change to the lock holder), its machine or boot id replaced. */
+static int forge_owner(const char *img, const char *machine, const char *boot)
 {
 	struct vblk_rbd_owner o;
 	char rec[VBLK_RBD_OWNER_MAX];
@@ -243,7 +306,10 @@ static int forge_owner_boot(const char *img, const char *boot)
 				     &o);
 	if (rc < 0)
 		return rc;
-	snprintf(o.boot, sizeof(o.boot), "%s", boot);
+	if (boot)
+		snprintf(o.boot, sizeof(o.boot), "%s", boot);
+	if (machine)
+		snprintf(o.machine, sizeof(o.machine), "%s", machine);
 	if ((rc = vblk_rbd_owner_format(&o, rec, sizeof(rec))) < 0)
 		return rc;
 	if ((rc = rados_create(&cl, NULL)) < 0)
@@ -267,7 +333,8 @@ static int forge_owner_boot(const char *img, const char *boot)
  * pool, write and acknowledge, say 'k'; then on 'f' make its owner record
  * claim an earlier boot of this machine and say 'k' (a vaaid that lived
  * before this machine rebooted, whose client's watch the OSDs have not timed
- * out yet: to Ceph that client still holds the lock); wait to be killed.
+ * out yet: to Ceph that client still holds the lock), on 'm' another
+ * machine; wait to be killed.
  */
 static int holder_main(const char *img, int fd)
 {
@@ -287,7 +354,9 @@ static int holder_main(const char *img, int fd)
 		ok = 'k';
 	if (write(fd, &ok, 1) != 1 || read(fd, &ok, 1) != 1)
 		return 2;
-	ok = forge_owner_boot(img, "00000000-earlier-boot") == 0 ? 'k' : 'x';
+	/* 'f': an earlier boot of this machine; 'm': another machine */
+	ok = forge_owner(img, ok == 'm' ? "another-gateway" : NULL,
+			 ok == 'm' ? NULL : "00000000-earlier-boot") == 0 ? 'k' : 'x';
 	if (write(fd, &ok, 1) != 1)
 		return 2;
 	for (;;) /* serving, as far as Ceph can tell */
@@ -365,6 +434,103 @@ static void test_restart_after_crash(void **state)
 	vreactor_destroy(r);
 }
 
+/*
+ * A holder on another machine that died (killed; its watch lapses after ~30 s):
+ * a plain open here is standby at once -- it never waits for librbd to break
+ * the lapsed holder's lock by itself (a takeover nobody decided) -- and an
+ * explicit takeover then serves the acknowledged data.
+ */
+static void test_dead_foreign_holder(void **state)
+{
+	(void)state;
+	struct vd_config c;
+	conf_with(&c, img_a);
+	uint8_t *buf = vblk_alloc_buf(MIB), *back = vblk_alloc_buf(MIB);
+	fill(buf);
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char fd[16];
+		int keep = dup(sp[1]);
+		snprintf(fd, sizeof(fd), "%d", keep);
+		execl("/proc/self/exe", "test_daemon_rbd_pools", "--holder", img_a, fd, (char *)NULL);
+		_exit(127);
+	}
+	close(sp[1]);
+	char ready = ask(sp[0], 0), forged = ready == 'k' ? ask(sp[0], 'm') : 0;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(sp[0]);
+	assert_int_equal(ready, 'k');
+	assert_int_equal(forged, 'k');
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	assert_true(ps->p[0].standby);
+	assert_null(ps->p[0].pool);
+	assert_int_equal(vd_pool_takeover(ps, r, "cp", err, sizeof(err)), 0);
+	struct vvol *v = vpool_volume_find(ps->p[0].pool, "vol");
+	assert_non_null(v);
+	assert_int_equal(io(r, v, false, back, 2 * MIB, MIB), 0);
+	assert_memory_equal(buf, back, MIB);
+	vd_pools_close(ps);
+	free(ps);
+	free(buf);
+	free(back);
+	vreactor_destroy(r);
+}
+
+static void test_sweep_at_open(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_config c;
+	conf_with(&c, img_b);
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(ps->p[0].pool, "vol", 64 * MIB, 512, &v), 0);
+	uint8_t *buf = vblk_alloc_buf(MIB), *back = vblk_alloc_buf(MIB);
+	fill(buf);
+	assert_int_equal(io(r, v, true, buf, 0, MIB), 0); /* an extent in use */
+	struct vpool_stats st;
+	vpool_get_stats(ps->p[0].pool, &st);
+	uint64_t n_ext = st.capacity / st.extent;
+	uint64_t used = ceph_bytes(img_b, st.data_off);
+	/* data left in the last extent, which is free: what a crash between a free's
+	 * commit and its discard leaves behind */
+	assert_int_equal(vblk_pwrite_sync(ps->p[0].dev, buf, MIB, st.data_off + (n_ext - 1) * st.extent,
+					  0), 0);
+	assert_int_equal(vblk_flush_sync(ps->p[0].dev), 0);
+	assert_true(ceph_bytes(img_b, st.data_off) >= used + MIB);
+	vd_pools_close(ps);
+	/* opened again: given back, the extent in use intact */
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	for (int i = 0; i < 1000; i++) {
+		vpool_get_stats(ps->p[0].pool, &st);
+		if (st.store_io.discard_ops >= 1)
+			break;
+		assert_true(vreactor_run_once(r, 10) >= 0);
+	}
+	assert_true(st.store_io.discard_ops >= 1);
+	assert_int_equal(ceph_bytes(img_b, st.data_off), used);
+	v = vpool_volume_find(ps->p[0].pool, "vol");
+	assert_non_null(v);
+	assert_int_equal(io(r, v, false, back, 0, MIB), 0);
+	assert_memory_equal(buf, back, MIB);
+	vd_pools_close(ps);
+	free(ps);
+	free(buf);
+	free(back);
+	vreactor_destroy(r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--holder"))
@@ -375,7 +541,10 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_configured_pool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_standby_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_after_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_foreign_holder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_at_open, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,7 +53,7 @@ cleanup() {
 	# closes the image), then the cluster, by PIDs
 	if [ -n "$(vaaid_pid)" ]; then
 		lio_clear
-		stop_vaaid
+		( stop_vaaid ) || rc=1 # (its die ends the subshell only: the cluster stops anyway)
 	fi
 	/vaaid/scripts/ceph/cluster stop "$CEPHDIR"
 	rm -rf "$work" "$RSTATE" "$CONF" "$CONF.path"

@@ -12,7 +12,8 @@ SCSI.Write16 SCSI.Verify10 SCSI.Verify16 SCSI.WriteVerify10 SCSI.WriteVerify16 S
 # per LUN, so a suite that needs a LUN no earlier copy used can have its own)
 LI=${LUN_INDEX:-0}
 # BLOCK (default 512): the LUNs' block size (setup-luns' BLOCK); KNOWN: a file of
-# known conflicts for libiscsi-summary.py (reported as CONFLICT, not failed)
+# known conflicts for libiscsi-summary.py (reported as CONFLICT, not failed);
+# LOGTAG: inserted in the log names ($OUT/libiscsi$LOGTAG-KIND-BLOCK-SUITE.log)
 BLK=${BLOCK:-512}
 mapfile -t L < <(/vaaid/tests/vm/setup-luns.sh $((LI + 1)) 2G "$BLK")
 read -r _ sg _ url <<<"${L[$LI]}"
@@ -23,7 +24,7 @@ SKIPS="$OUT/libiscsi-skips-${SKIPS_NAME:-basic}.txt"
 for target in "$sg" "$url"; do
 	kind=sgio; [ "$target" = "$url" ] && kind=iscsi
 	for s in $SUITES; do
-		log=$OUT/libiscsi-$kind-$BLK-$s.log
+		log=$OUT/libiscsi${LOGTAG:-}-$kind-$BLK-$s.log
 		iscsi-test-cu -V --dataloss --test="$s" "$target" > "$log" 2>&1
 		sum=$(python3 "$(dirname "$0")/libiscsi-summary.py" "$kind-$BLK" ${KNOWN:+"$KNOWN"} < "$log")
 		rc=$?

@@ -186,6 +186,9 @@ struct suite {
 	bool verbose;
 	bool no_coverage; /* --no-coverage-check */
 	bool whole;       /* --whole-granules */
+	const char *rbd;  /* --rbd CEPHPOOL: the pool on an RBD image, the engine killed */
+	bool mutate_ack;  /* --mutate-ack-killed (RBD): the oracle's test, must fail */
+	enum simhost_io io;
 	char path[4096];
 	struct simhost *h;
 	struct vmodel v[NVOL];
@@ -212,6 +215,10 @@ struct suite {
 	uint64_t xc_raced; /* copies acknowledged whose source was written while in flight */
 	uint64_t trash_recorded; /* garbage found where a change was in flight (trash mode) */
 	struct vblk_crashsim_fault_stats fst; /* summed over the run's devices */
+	/* --rbd: the kills (simhost_last_kill) */
+	uint64_t kills, kill_in_flight, kill_dropped, kill_landed_seen;
+	uint64_t takeover_ms_sum, takeover_ms_max, recovery_ms_sum, recovery_ms_max;
+	uint64_t checks_skipped; /* vaai-check runs not made (--rbd: it opens files only) */
 };
 
 static void fail(struct suite *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -223,10 +230,12 @@ static void fail(struct suite *s, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fprintf(stderr, "crash_suite: reproduce with: crash_suite --fault %s --seed %" PRIu64
-			" --points %u%s%s\n",
-		fault_name[s->fault], s->seed, s->point + 1, s->whole ? " --whole-granules" : "",
-		s->self_test ? " --self-test" : "");
+	fprintf(stderr, "crash_suite: reproduce with: %scrash_suite --fault %s --seed %" PRIu64
+			" --points %u%s%s%s%s%s\n",
+		s->rbd ? "CEPH_CONF=... " : "", fault_name[s->fault], s->seed, s->point + 1,
+		s->whole ? " --whole-granules" : "", s->self_test ? " --self-test" : "",
+		s->rbd ? " --rbd " : "", s->rbd ? s->rbd : "",
+		s->mutate_ack ? " --mutate-ack-killed" : "");
 	exit(1);
 }
 
@@ -1191,6 +1200,10 @@ static void run_vaai_check(struct suite *s)
 {
 	if (!s->check_bin)
 		return;
+	if (s->rbd) { /* vaai-check opens files only; vpool_verify runs after each recovery */
+		s->checks_skipped++;
+		return;
+	}
 	take_fault_stats(s);
 	int rc = simhost_close(s->h);
 	s->h = NULL;
@@ -1198,7 +1211,7 @@ static void run_vaai_check(struct suite *s)
 		fail(s, "clean close: %s", strerror(-rc));
 	exec_check(s);
 	char err[512];
-	rc = simhost_open_pool(s->path, SIMHOST_IO_CRASHSIM, s->seed + s->point, &s->h, err,
+	rc = simhost_open_pool(s->path, s->io, s->seed + s->point, &s->h, err,
 			       sizeof(err));
 	if (rc < 0)
 		fail(s, "reopen after vaai-check: %s", err);
@@ -1232,15 +1245,21 @@ static void setup(struct suite *s)
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	mkdir(tmp, 0755);
-	snprintf(s->path, sizeof(s->path), "%s/crash_suite.%d.pool", tmp, (int)getpid());
+	if (s->rbd) /* an image of CEPH_CONF's cluster, its journal inside (as the daemon's) */
+		snprintf(s->path, sizeof(s->path), "rbd:%s/crash_suite.%d.%" PRIu64, s->rbd,
+			 (int)getpid(), s->seed);
+	else
+		snprintf(s->path, sizeof(s->path), "%s/crash_suite.%d.pool", tmp, (int)getpid());
 	simhost_remove_pool(s->path);
 	struct vpool_params prm = {.extent_size = EXTENT, .journal_size = JOURNAL};
 	char err[512];
-	int rc = simhost_create_pool(s->path, POOL_SIZE, &prm, SIMHOST_IO_CRASHSIM, s->seed, &s->h,
-				     err, sizeof(err));
+	int rc = simhost_create_pool_ex(s->path, POOL_SIZE, &prm, !s->rbd, s->io, s->seed, &s->h,
+					err, sizeof(err));
 	if (rc < 0)
 		fail(s, "create pool: %s", err);
 	set_faults(s);
+	if (s->mutate_ack && simhost_rbd_kill_ack_killed(s->h, true) < 0)
+		fail(s, "--mutate-ack-killed");
 	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
 		fail(s, "whole granules");
 	/* 15 MiB of volumes on a pool with 11 MiB of capacity: thin and over-committed,
@@ -1420,6 +1439,26 @@ static void grow_pool(struct suite *s)
 	s->grows++;
 }
 
+/* --rbd: what the kill left (simhost_last_kill). */
+static void note_kill(struct suite *s)
+{
+	struct simhost_kill_report k;
+	simhost_last_kill(s->h, &k);
+	uint64_t tk = k.takeover_ns / 1000000u, rec = k.recovery_ns / 1000000u;
+	s->kills++;
+	s->kill_in_flight += k.in_flight;
+	s->kill_dropped += k.dropped;
+	s->takeover_ms_sum += tk;
+	s->takeover_ms_max = max64(s->takeover_ms_max, tk);
+	s->recovery_ms_sum += rec;
+	s->recovery_ms_max = max64(s->recovery_ms_max, rec);
+	if (s->verbose)
+		fprintf(stderr, "point %u: killed with %" PRIu64 " changes in flight, %" PRIu64
+				" never sent; takeover %" PRIu64 " ms, old client closed in %" PRIu64
+				" ms, recovery %" PRIu64 " ms\n",
+			s->point, k.in_flight, k.dropped, tk, k.old_close_ns / 1000000u, rec);
+}
+
 static void one_point(struct suite *s)
 {
 	/* Background hydration runs during some points and is held off during others, so
@@ -1473,6 +1512,8 @@ static void one_point(struct suite *s)
 	int rc = simhost_crash(s->h);
 	if (rc < 0)
 		fail(s, "recovery after the crash failed: %s", strerror(-rc));
+	if (s->rbd)
+		note_kill(s);
 	for (int i = 0; i < QD; i++)
 		if (s->q[i].used && s->q[i].kind == K_COPY)
 			copy_release(s, &s->q[i]);
@@ -1493,7 +1534,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: crash_suite [--fault tear|trash|alloc] [--points N] [--seed S | --commit "
 			"HASH [--salt N]] [--check VAAI_CHECK] [--verbose] [--no-coverage-check] "
-			"[--whole-granules] [--self-test]\n");
+			"[--whole-granules] [--self-test] [--rbd CEPHPOOL [--mutate-ack-killed]]\n");
 	exit(2);
 }
 
@@ -1535,9 +1576,25 @@ int main(int argc, char **argv)
 			s.whole = true;
 		else if (!strcmp(argv[i], "--self-test"))
 			s.self_test = true;
+		else if (!strcmp(argv[i], "--rbd") && i + 1 < argc)
+			s.rbd = argv[++i];
+		else if (!strcmp(argv[i], "--mutate-ack-killed"))
+			s.mutate_ack = true;
 		else
 			usage();
 	}
+	s.io = s.rbd ? SIMHOST_IO_RBD_KILL : SIMHOST_IO_CRASHSIM;
+	/* On RBD the engine is killed, the cluster survives: Ceph is not a disk, so only a
+	 * tear applies (what was in flight lands whole per object or not at all), and the
+	 * crashsim-only faults and the self-test's garbage have no counterpart. */
+	if (s.rbd && (s.fault != F_TEAR || s.self_test)) {
+		fprintf(stderr, "crash_suite: --rbd runs fault mode tear only (no %s on RBD: the "
+				"store does not lose power)\n",
+			s.self_test ? "--self-test" : fault_name[s.fault]);
+		return 2;
+	}
+	if (s.mutate_ack && !s.rbd)
+		usage();
 	const char *env = getenv("VAAID_CRASH_POINTS");
 	if (env && *env)
 		s.points = (unsigned)strtoul(env, NULL, 0);
@@ -1550,6 +1607,8 @@ int main(int argc, char **argv)
 		uint64_t h = vrng_fnv64(commit, VRNG_FNV_BASIS);
 		h = vrng_fnv64(fault_name[s.fault], h ^ salt * 0x9E3779B97F4A7C15ull);
 		h = vrng_fnv64(s.whole ? "whole" : "", h);
+		if (s.rbd)
+			h = vrng_fnv64("rbd", h); /* other points than the file runs */
 		s.seed = vrng_next(&h);
 		snprintf(how, sizeof(how), "from commit %.40s, salt %" PRIu64, commit, salt);
 	} else {
@@ -1557,8 +1616,13 @@ int main(int argc, char **argv)
 		snprintf(how, sizeof(how), "fixed: no commit known");
 	}
 	s.seed_from = how;
-	printf("crash_suite: fault mode %s, seed %" PRIu64 " (%s), %u crash points%s\n",
-	       fault_name[s.fault], s.seed, how, s.points, s.self_test ? ", self-test" : "");
+	printf("crash_suite: fault mode %s, seed %" PRIu64 " (%s), %u crash points%s%s%s%s\n",
+	       fault_name[s.fault], s.seed, how, s.points, s.self_test ? ", self-test" : "",
+	       s.rbd ? "; on RBD (Ceph pool " : "", s.rbd ? s.rbd : "",
+	       s.rbd ? s.mutate_ack ? "), the engine killed at each point, MUTATED: the I/O "
+				     "the kill is armed at is acknowledged unsent (must fail)"
+				   : "), the engine killed at each point (its image taken over)"
+		      : "");
 	fflush(stdout);
 	s.rng = s.seed;
 	setup(&s);
@@ -1576,8 +1640,10 @@ int main(int argc, char **argv)
 	if (s.self_test)
 		fail(&s, "self-test: %" PRIu64 " sectors of acknowledged data overwritten with garbage, "
 			 "never caught", s.fst.injected);
-	if (s.check_bin)
+	if (s.check_bin && !s.rbd)
 		exec_check(&s);
+	else if (s.check_bin)
+		s.checks_skipped++;
 	simhost_remove_pool(s.path);
 	printf("crash_suite: %u crash points passed (seed %" PRIu64 "): %" PRIu64
 	       " writes acknowledged, %" PRIu64 " refused for space, %" PRIu64
@@ -1610,6 +1676,20 @@ int main(int argc, char **argv)
 	       " times, deleted %" PRIu64 ", new %" PRIu64 "\n",
 	       s.redo_recoveries, s.xc_raced, s.recycle_crash_kept, s.recycle_crash_gone,
 	       s.recycle_crash_new);
+	if (s.rbd) {
+		printf("crash_suite: RBD: %" PRIu64 " kills (engine frozen at the armed I/O, image taken "
+		       "over: old client blocklisted); %" PRIu64 " changes passed to librbd and not "
+		       "completed at the kills (may land or not), %" PRIu64 " never sent; takeover "
+		       "mean %" PRIu64 " ms, max %" PRIu64 " ms; recovery mean %" PRIu64 " ms, max %" PRIu64
+		       " ms\n",
+		       s.kills, s.kill_in_flight, s.kill_dropped,
+		       s.kills ? s.takeover_ms_sum / s.kills : 0, s.takeover_ms_max,
+		       s.kills ? s.recovery_ms_sum / s.kills : 0, s.recovery_ms_max);
+		printf("crash_suite: RBD: SKIPPED (not passed, not applicable): fault modes trash and "
+		       "alloc, --self-test (crashsim's garbage injection), %" PRIu64 " vaai-check runs "
+		       "(it opens files only; vpool_verify, its check, ran after every kill)\n",
+		       s.checks_skipped);
+	}
 	printf("crash_suite: fault mode %s: %" PRIu64 " sectors left as random bytes by power cuts "
 	       "(%" PRIu64 " found where a change was in flight, recorded); %" PRIu64
 	       " sectors lost with the mapping of their block, %" PRIu64 " allocations and %" PRIu64

@@ -216,7 +216,7 @@ struct suite {
 	uint64_t trash_recorded; /* garbage found where a change was in flight (trash mode) */
 	struct vblk_crashsim_fault_stats fst; /* summed over the run's devices */
 	/* --rbd: the kills (simhost_last_kill) */
-	uint64_t kills, kill_in_flight, kill_dropped, kill_landed_seen;
+	uint64_t kills, kill_in_flight, kill_dropped;
 	uint64_t takeover_ms_sum, takeover_ms_max, recovery_ms_sum, recovery_ms_max;
 	uint64_t checks_skipped; /* vaai-check runs not made (--rbd: it opens files only) */
 };
@@ -1746,6 +1746,9 @@ int main(int argc, char **argv)
 		printf("crash_suite: coverage NOT checked (--no-coverage-check): %u of %zu kinds of "
 		       "operation never exercised in this run\n",
 		       missed, sizeof(need) / sizeof(need[0]));
+		for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+			if (!need[i].n)
+				printf("crash_suite: never exercised (not checked): %s\n", need[i].what);
 	}
 	if (!s.writes_acked || !s.deallocs || !s.torn_seen)
 		fail(&s, "workload too weak: acked %" PRIu64 " deallocs %" PRIu64

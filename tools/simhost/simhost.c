@@ -60,6 +60,7 @@ struct simhost {
 	struct vpool_open_report last_recovery; /* simhost_crash's pool open */
 	struct simhost_kill_report last_kill;   /* io=rbd_kill: simhost_crash's kill and takeover */
 	bool ack_killed; /* io=rbd_kill: simhost_rbd_kill_ack_killed (oracle test) */
+	uint64_t kp_opens; /* io=rbd_kill: kill point wrappers made (each one's seed) */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
 	int xcopy_scope;        /* VD_XCOPY_* (simhost_set_xcopy_scope), as the daemon's xcopy_scope */
 	struct vd_views *views; /* the visibility groups as co-visibility facts (update_views) */
@@ -237,7 +238,7 @@ static int open_store(struct simhost *h, const char *path, uint64_t create_size,
 		struct vblk *in;
 		rc = vblk_rbd_spec(path) ? vblk_open_store(h->r, path, create_size, NULL, &in)
 					 : -EINVAL;
-		if (rc == 0 && (rc = vblk_killpoint_wrap(h->r, in, out)) < 0)
+		if (rc == 0 && (rc = vblk_killpoint_wrap(h->r, in, h->seed + ++h->kp_opens, out)) < 0)
 			vblk_close(in);
 		if (rc == 0)
 			vblk_killpoint_ack_killed(*out, h->ack_killed);
@@ -965,7 +966,7 @@ static int kill_and_take_over(struct simhost *h)
 	uint64_t t1 = vclock_ns();
 	vblk_close(old); /* the dead client's teardown, after its fence */
 	uint64_t t2 = vclock_ns();
-	if (rc == 0 && (rc = vblk_killpoint_wrap(h->r, in, &h->dev)) < 0)
+	if (rc == 0 && (rc = vblk_killpoint_wrap(h->r, in, h->seed + ++h->kp_opens, &h->dev)) < 0)
 		vblk_close(in);
 	if (rc < 0)
 		return rc;

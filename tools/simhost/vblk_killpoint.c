@@ -12,9 +12,13 @@
  *     engine's control paths return; what the engine learns after the kill is
  *     only failure, so whatever it acknowledges afterwards was durable before
  *     (docs/crash.md argues why this is at least as strict as SIGKILL).
- * Each operation is passed to the inner store one reactor iteration after its
- * submission (vreactor_defer): those still waiting when the kill comes are
- * dropped unsent, as a killed process drops what sat in its own queues. Those
+ * Each operation is passed to the inner store one to three reactor iterations
+ * after its submission (vreactor_defer; the number drawn from the seed, so
+ * operations in flight together may be sent in another order than submitted,
+ * which the durability contract allows: only a completion orders): those still
+ * waiting when the kill comes are dropped unsent, as a killed process drops
+ * what sat in its own queues -- so a later change may have been sent and an
+ * earlier one not. Those
  * already passed may land or not: the inner store decides (on RBD the new
  * owner's takeover blocklists this client, so nothing of it lands later).
  * The inner store's completions run on the same reactor (the engine thread),
@@ -27,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vaaid/rng.h"
 #include "vblk_killpoint.h"
 
 struct kdev {
@@ -38,6 +43,7 @@ struct kdev {
 	bool ack_killed, lied;      /* vblk_killpoint_ack_killed: the lie told, kill at the next */
 	uint64_t passed;            /* changes passed to the inner store, not completed */
 	uint64_t at_kill_in_flight, dropped;
+	uint64_t rng;
 };
 
 enum kkind { K_READ, K_WRITE, K_FLUSH, K_DISCARD, K_ALLOC };
@@ -49,6 +55,7 @@ struct kreq {
 	enum kkind kind;
 	unsigned flags;
 	bool passed, lie;
+	unsigned hold; /* reactor iterations still to wait before it is passed on */
 	uint64_t off, len;
 	int iovcnt;
 	struct iovec iov[];
@@ -86,6 +93,11 @@ static void forward(void *arg, int res)
 	struct kreq *q = arg;
 	struct kdev *d = q->d;
 	(void)res;
+	if (q->hold && !atomic_load(&d->killed)) {
+		q->hold--;
+		vreactor_defer(d->b.reactor, &q->op, 0); /* the next iteration */
+		return;
+	}
 	if (q->lie) {
 		finish(q, q->kind == K_WRITE ? (int)q->len : 0);
 		return;
@@ -124,7 +136,7 @@ static int submit(struct kdev *d, enum kkind kind, const struct iovec *iov, int 
 	if (!q)
 		return -ENOMEM;
 	*q = (struct kreq){.d = d, .user = user, .kind = kind, .flags = flags, .off = off,
-			   .len = len, .iovcnt = iovcnt};
+			   .len = len, .iovcnt = iovcnt, .hold = (unsigned)(vrng_next(&d->rng) % 3)};
 	if (iovcnt)
 		memcpy(q->iov, iov, (size_t)iovcnt * sizeof(*iov));
 	if (kind == K_WRITE) {
@@ -207,12 +219,13 @@ static const struct vblk_ops kill_ops = {
 	.discard = k_discard,
 };
 
-int vblk_killpoint_wrap(struct vreactor *r, struct vblk *inner, struct vblk **out)
+int vblk_killpoint_wrap(struct vreactor *r, struct vblk *inner, uint64_t seed, struct vblk **out)
 {
 	struct kdev *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->in = inner;
+	d->rng = seed;
 	d->b.ops = &kill_ops;
 	d->b.reactor = r;
 	d->b.size = inner->size;

@@ -12,8 +12,9 @@
 
 #include "vaaid/io.h"
 
-/* Wrap inner (owned from now on: closed with the wrapper). */
-int vblk_killpoint_wrap(struct vreactor *r, struct vblk *inner, struct vblk **out);
+/* Wrap inner (owned from now on: closed with the wrapper); seed: how long each
+ * operation waits before it is passed on (one to three reactor iterations). */
+int vblk_killpoint_wrap(struct vreactor *r, struct vblk *inner, uint64_t seed, struct vblk **out);
 /* Kill at the n-th write/flush/discard submitted from now on (n >= 1); 0 disarms.
  * Engine stopped (the count and the target are the engine thread's otherwise). */
 void vblk_killpoint_arm(struct vblk *b, uint64_t n);

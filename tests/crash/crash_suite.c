@@ -77,7 +77,17 @@
  *
  *   crash_suite [--fault tear|trash|alloc] [--points N] [--seed S | --commit HASH
  *               [--salt N]] [--check VAAI_CHECK] [--verbose] [--no-coverage-check]
- *               [--whole-granules] [--self-test]
+ *               [--whole-granules] [--self-test] [--rbd CEPHPOOL [--mutate-ack-killed]]
+ * --rbd CEPHPOOL: the same workload and model with the pool on an RBD image of
+ * CEPH_CONF's cluster (journal inside, as the daemon's), through simhost's
+ * io=rbd_kill: at each crash point the engine is killed instead of the power
+ * failing (tools/simhost/vblk_killpoint.c: at the armed write/flush/discard
+ * nothing more is sent and nothing more completes for it), a new client takes
+ * the image over (lock broken, the old client blocklisted) and recovers the
+ * pool; then the same check. Fault mode tear only; --self-test and vaai-check
+ * (files only) are skipped and the run says so. --mutate-ack-killed: the I/O a
+ * kill is armed at is acknowledged unsent, the kill comes at the next one (the
+ * oracle's test on RBD: it must fail). docs/crash.md, "RBD".
  * The seed: --seed S; else derived from --commit (tests/crash/run-suite passes
  * `git rev-parse HEAD`), the fault mode, --whole-granules and --salt (the
  * build), so each commit explores other points; else fixed (1 + salt). It is
@@ -1439,6 +1449,19 @@ static void grow_pool(struct suite *s)
 	s->grows++;
 }
 
+/*
+ * --rbd: the control operations (clean reopen, grow, volume recycle) need nothing in
+ * flight; on crashsim commands complete at once, so that is common, on RBD they take
+ * milliseconds and it almost never is. So on RBD a control operation picked first
+ * waits for what is in flight. False when the engine was killed meanwhile.
+ */
+static bool drain(struct suite *s)
+{
+	while (s->nq && !simhost_crashed(s->h))
+		reap(s, 50);
+	return !simhost_crashed(s->h);
+}
+
 /* --rbd: what the kill left (simhost_last_kill). */
 static void note_kill(struct suite *s)
 {
@@ -1491,6 +1514,8 @@ static void one_point(struct suite *s)
 			deallocate(s);
 		else if (what < 988)
 			verify_pool_in_flight(s);
+		else if (s->rbd && s->nq && !drain(s))
+			break; /* killed while draining */
 		else if (s->nq == 0 && what < 994)
 			clean_reopen(s);
 		else if (s->nq == 0 && what >= 994 && what < 996 && s->grows < MAX_GROWS)

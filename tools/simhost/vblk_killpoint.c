@@ -24,8 +24,15 @@
  * The inner store's completions run on the same reactor (the engine thread),
  * where the kill is also decided, so no lock is needed; the killed flag and
  * the count are atomics because the suite's thread reads them.
+ * Reads and writes go to the inner store through a buffer of the request's
+ * own (copied from the engine's at submission, to it at a read's completion):
+ * librbd fills a read's buffer on its own threads when the read completes,
+ * which after a kill may be long after the engine's memory was abandoned (a
+ * killed process has no memory left to scribble on; this one has: seen as
+ * heap corruption before the copy).
  * Closing with operations passed and not completed (after a kill, the reactor
- * destroyed) leaks their requests: the inner store never calls back.
+ * destroyed) leaks their requests and buffers: the inner store never calls
+ * back, and librbd may still write into them until its client is closed.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -56,6 +63,7 @@ struct kreq {
 	unsigned flags;
 	bool passed, lie;
 	unsigned hold; /* reactor iterations still to wait before it is passed on */
+	void *bounce;  /* reads and writes: the inner store's buffer (len bytes) */
 	uint64_t off, len;
 	int iovcnt;
 	struct iovec iov[];
@@ -74,6 +82,16 @@ static void kill_now(struct kdev *d)
 static void finish(struct kreq *q, int res)
 {
 	struct vio_op *user = q->user;
+	if (q->kind == K_READ && res > 0) { /* into the engine's buffers */
+		size_t at = 0;
+		for (int i = 0; i < q->iovcnt && at < (size_t)res; i++) {
+			size_t n = q->iov[i].iov_len < (size_t)res - at ? q->iov[i].iov_len
+								 : (size_t)res - at;
+			memcpy(q->iov[i].iov_base, (char *)q->bounce + at, n);
+			at += n;
+		}
+	}
+	free(q->bounce);
 	if (q->passed)
 		q->d->passed--;
 	q->d->b.fenced = q->d->in->fenced;
@@ -109,10 +127,11 @@ static void forward(void *arg, int res)
 		return;
 	}
 	vio_op_init(&q->op, inner_done, q);
+	struct iovec one = {.iov_base = q->bounce, .iov_len = q->len};
 	int rc;
 	switch (q->kind) {
-	case K_READ: rc = vblk_readv(d->in, q->iov, q->iovcnt, q->off, &q->op); break;
-	case K_WRITE: rc = vblk_writev(d->in, q->iov, q->iovcnt, q->off, q->flags, &q->op); break;
+	case K_READ: rc = vblk_readv(d->in, &one, 1, q->off, &q->op); break;
+	case K_WRITE: rc = vblk_writev(d->in, &one, 1, q->off, q->flags, &q->op); break;
 	case K_FLUSH: rc = vblk_flush(d->in, &q->op); break;
 	case K_DISCARD: rc = vblk_discard(d->in, q->off, q->len, &q->op); break;
 	default: rc = vblk_allocate(d->in, q->off, q->len, &q->op); break;
@@ -139,10 +158,21 @@ static int submit(struct kdev *d, enum kkind kind, const struct iovec *iov, int 
 			   .len = len, .iovcnt = iovcnt, .hold = (unsigned)(vrng_next(&d->rng) % 3)};
 	if (iovcnt)
 		memcpy(q->iov, iov, (size_t)iovcnt * sizeof(*iov));
-	if (kind == K_WRITE) {
+	if (kind == K_WRITE || kind == K_READ) {
 		q->len = 0;
 		for (int i = 0; i < iovcnt; i++)
 			q->len += iov[i].iov_len;
+		q->bounce = q->len ? vblk_alloc_buf(q->len) : NULL;
+		if (!q->bounce) {
+			int rc = q->len ? -ENOMEM : -EINVAL;
+			free(q);
+			return rc;
+		}
+		size_t at = 0;
+		for (int i = 0; kind == K_WRITE && i < iovcnt; i++) {
+			memcpy((char *)q->bounce + at, iov[i].iov_base, iov[i].iov_len);
+			at += iov[i].iov_len;
+		}
 	}
 	bool changes = kind == K_WRITE || kind == K_FLUSH || kind == K_DISCARD;
 	if (changes && !atomic_load(&d->killed)) {

@@ -30,9 +30,10 @@
  * which after a kill may be long after the engine's memory was abandoned (a
  * killed process has no memory left to scribble on; this one has: seen as
  * heap corruption before the copy).
- * Closing with operations passed and not completed (after a kill, the reactor
- * destroyed) leaks their requests and buffers: the inner store never calls
- * back, and librbd may still write into them until its client is closed.
+ * Closing with operations not completed (after a kill, the reactor destroyed:
+ * vblk_close's contract) closes the inner store first -- librbd may write into
+ * a read's buffer until its client is closed -- and then frees every request
+ * still listed (all of them are: no callback runs any more).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -51,12 +52,14 @@ struct kdev {
 	uint64_t passed;            /* changes passed to the inner store, not completed */
 	uint64_t at_kill_in_flight, dropped;
 	uint64_t rng;
+	struct kreq *reqs; /* every request not yet finished (freed at close) */
 };
 
 enum kkind { K_READ, K_WRITE, K_FLUSH, K_DISCARD, K_ALLOC };
 
 struct kreq {
 	struct kdev *d;
+	struct kreq *prev, *next; /* d->reqs */
 	struct vio_op op; /* the deferral, then the inner store's operation */
 	struct vio_op *user;
 	enum kkind kind;
@@ -70,6 +73,16 @@ struct kreq {
 };
 
 static struct kdev *to_k(struct vblk *b) { return (struct kdev *)b; }
+
+static void unlist(struct kreq *q)
+{
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		q->d->reqs = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+}
 
 static void kill_now(struct kdev *d)
 {
@@ -95,6 +108,7 @@ static void finish(struct kreq *q, int res)
 	if (q->passed)
 		q->d->passed--;
 	q->d->b.fenced = q->d->in->fenced;
+	unlist(q);
 	free(q);
 	user->cb(user->arg, res);
 }
@@ -189,6 +203,10 @@ static int submit(struct kdev *d, enum kkind kind, const struct iovec *iov, int 
 			}
 		}
 	}
+	q->next = d->reqs;
+	if (d->reqs)
+		d->reqs->prev = q;
+	d->reqs = q;
 	vio_op_init(&q->op, forward, q);
 	vreactor_defer(d->b.reactor, &q->op, 0);
 	return 0;
@@ -236,6 +254,12 @@ static void k_close(struct vblk *b)
 {
 	struct kdev *d = to_k(b);
 	vblk_close(d->in);
+	while (d->reqs) {
+		struct kreq *q = d->reqs;
+		d->reqs = q->next;
+		free(q->bounce);
+		free(q);
+	}
 	free(d);
 }
 

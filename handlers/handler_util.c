@@ -55,9 +55,10 @@ void handler_complete_pool_result(struct scsi_cmd *cmd, int res, bool write)
 {
 	if (res < 0 && res != -ENOSPC && vpool_fenced(vvol_pool(cmd->lun->vol))) {
 		/* Another gateway took the pool over and fenced this one (docs/ceph.md):
-		 * answered as a standby path (SPC-4 5.16.2.5), so the initiator sends the
+		 * the local target port group is no longer active (src/scsi/alua.c: the same
+		 * rule dispatch applies to the next commands), so the initiator sends the
 		 * command again on another path, to the gateway that serves the pool now. */
-		scsi_complete_sense(cmd, SK_NOT_READY, ASC_LU_NOT_ACCESSIBLE_PORT_STANDBY);
+		scsi_alua_complete_not_active(cmd);
 		return;
 	}
 	switch (res) {

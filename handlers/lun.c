@@ -79,6 +79,12 @@ void vaaid_lun_resize(struct scsi_lun *lun, uint64_t nblocks)
 	}
 }
 
+/* Has another gateway taken the LUN's pool over and fenced this one? */
+static bool lun_pool_fenced(const struct scsi_lun *lun)
+{
+	return lun->vol && vpool_fenced(vvol_pool(lun->vol));
+}
+
 void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_bytes)
 {
 	struct vvol_info vi;
@@ -131,4 +137,7 @@ void vaaid_lun_init(struct scsi_lun *lun, struct vvol *v, uint64_t max_xfer_byte
 	in->tpc = true;
 	lun->vpd_tpc_page = xcopy_vpd_tpc_page;
 	lun->vol = v;
+	/* ALUA (src/scsi/alua.c): off until the transport configures it; the store's
+	 * fence makes the local group not active on either. */
+	lun->alua.fenced = lun_pool_fenced;
 }

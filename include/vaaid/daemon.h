@@ -46,6 +46,14 @@ struct vd_ceph_conf {
 	char keyring[VD_PATH_MAX];
 };
 
+/* [alua] (docs/ceph.md "ALUA"): this gateway's target port group (and relative target
+ * port id) and the other gateways' groups. group 0: no [alua], no ALUA claimed. */
+struct vd_alua_conf {
+	uint16_t group;
+	unsigned n_peers;
+	uint16_t peers[SCSI_ALUA_MAX_PEERS];
+};
+
 struct vd_config {
 	char state_dir[VD_PATH_MAX];
 	char control_socket[VD_PATH_MAX];
@@ -60,6 +68,7 @@ struct vd_config {
 	struct vd_pool_conf pools[VD_MAX_POOLS];
 	char metrics_listen[64]; /* [metrics] listen = ADDRESS:PORT; "" = no endpoint */
 	struct vd_ceph_conf ceph; /* [ceph]: how pools on RBD reach the cluster */
+	struct vd_alua_conf alua; /* [alua] */
 };
 
 /* whole_granule_writes (docs/design.md rule 14): as detected for each pool's store
@@ -91,6 +100,11 @@ struct vd_pool {
 	/* An RBD pool whose image another gateway holds: not served here (no store
 	 * open, pool NULL) until `vaaictl pool takeover NAME` (vd_pool_takeover). */
 	bool standby;
+	/* With [alua], a standby pool's read-only view (vd_pool_view_refresh): the image
+	 * opened without its lock and the pool replayed in memory, for the identity of
+	 * the volumes its standby LUNs export. Closed once the LUNs moved to pool. */
+	struct vblk *view_dev;
+	struct vpool *view;
 	int whole; /* VD_WHOLE_*, applied to dev when it is opened */
 	int group; /* VD_GROUP_*, applied to dev and jdev when they are opened */
 };
@@ -99,6 +113,7 @@ struct vd_pools {
 	struct vd_ceph_conf ceph; /* from the config, for pools on RBD */
 	int whole_granules; /* VD_WHOLE_* from the config, for every pool opened or created */
 	int group_flush;    /* VD_GROUP_* from the config, likewise */
+	unsigned alua_group; /* [alua] group: recorded in an RBD pool's owner record */
 	unsigned n;
 	struct vd_pool p[VD_MAX_POOLS];
 };
@@ -112,6 +127,17 @@ int vd_pool_create(struct vd_pools *ps, struct vreactor *r, const char *name, co
 		   uint64_t size, uint32_t extent, bool force, char *err, size_t errlen);
 struct vd_pool *vd_pool_find(struct vd_pools *ps, const char *name);
 void vd_pools_close(struct vd_pools *ps);
+/*
+ * (Re)open a standby RBD pool's read-only view (docs/ceph.md "ALUA"); the previous
+ * one, if any, is handed back in *old / *old_dev for the caller to close
+ * (vd_pool_view_close_old) once nothing points into it. -EINVAL: not standby.
+ */
+int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
+			 struct vpool **old, struct vblk **old_dev);
+void vd_pool_view_close_old(struct vpool *p, struct vblk *dev);
+/* The ALUA group of the gateway that holds a standby RBD pool, from the image's owner
+ * record (include/vaaid/rbd_owner.h); 0 when not known. */
+uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp);
 /* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
  * holder fenced (blocklisted), then the pool is opened here (recovery). -EINVAL: not
  * a standby pool (err says why). Only an explicit decision calls it. */
@@ -141,6 +167,16 @@ int vd_devices_scan(struct vd_devices *ds);
 void vd_devices_watch_pools(struct vd_devices *ds);
 /* After a pool's capacity changed (pool grow): its threshold and its LUNs' mode page. */
 void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp);
+/* The ALUA states of a pool's LUNs (with [alua]; src/scsi/alua.c scsi_alua_set_states):
+ * this gateway's state and the owner's group (0: not known). Called around a takeover;
+ * the owner's group will come from the image's metadata (issue 26). */
+void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local,
+		     uint16_t owner);
+/* A standby pool was taken over (vd_pool_takeover succeeded): its standby LUNs move
+ * from the read-only view to the pool (the same volume: NAA and block size) and go
+ * active/optimized; one whose volume is gone stays unavailable. The view is closed
+ * when nothing points into it. */
+void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp);
 /* Volume in use by an attached device? */
 bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume);
 unsigned vd_devices_count(const struct vd_devices *ds);

@@ -33,6 +33,9 @@ const struct scsi_opcode_desc *scsi_opcode_table(size_t *n);
 /* Lookup; NULL when not implemented. */
 const struct scsi_opcode_desc *scsi_opcode_find(uint8_t opcode, bool has_sa, uint16_t sa);
 
+/* Does this LUN implement the entry? (REPORT TARGET PORT GROUPS: only with ALUA.) */
+bool scsi_opcode_enabled(const struct scsi_lun *lun, const struct scsi_opcode_desc *e);
+
 /* Entry point for the transport. */
 void scsi_dispatch(struct scsi_cmd *cmd);
 

@@ -150,6 +150,16 @@ void vpool_ctx_track(struct vpool *p, struct vpool_ctx *c, void (*discard)(struc
 void vpool_ctx_untrack(struct vpool *p, struct vpool_ctx *c);
 /* Write a checkpoint now (synchronous). */
 int vpool_checkpoint(struct vpool *p);
+/*
+ * Give back to the store what it still holds of free extents (src/pool/sweep.c):
+ * after a crash between a free's durable commit and its discard, an RBD image
+ * keeps that data although no volume references it. Each free extent the store
+ * reports data for is reserved and discarded like a freed one (pool_release_
+ * extent: back in the free map once the discard completes; writes needing it
+ * wait). *swept: how many. 0 with nothing done on a store that cannot discard
+ * or cannot tell what it holds; -errno from the store's report.
+ */
+int vpool_sweep_store(struct vpool *p, uint64_t *swept);
 
 void vpool_get_stats(const struct vpool *p, struct vpool_stats *st);
 /* What the pool is waiting for, to diagnose a stall (vaaictl status --json). */

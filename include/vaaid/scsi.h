@@ -76,8 +76,13 @@ enum {
 	ASC_THIN_PROV_SOFT_THRESHOLD = 0x3807,
 	ASC_SPACE_ALLOC_FAILED_WRITE_PROTECT = 0x2707,
 	ASC_LOGICAL_UNIT_NOT_READY_OFFLINE = 0x0412,
-	/* SPC-4 5.16.2.5 (ALUA standby): the initiator is to use another path */
+	/* SPC-4 5.16.2.4 (ALUA standby): the initiator is to use another path */
 	ASC_LU_NOT_ACCESSIBLE_PORT_STANDBY = 0x040B,
+	/* SPC-4 5.16.2.4 (ALUA unavailable; transitioning between states) */
+	ASC_LU_NOT_ACCESSIBLE_PORT_UNAVAILABLE = 0x040C,
+	ASC_LU_NOT_ACCESSIBLE_TRANSITIONING = 0x040A,
+	/* SPC-4 5.16.2: a target port group's asymmetric access state changed */
+	ASC_ASYMMETRIC_ACCESS_STATE_CHANGED = 0x2A06,
 	/* third-party copy (SPC-4 6.4) */
 	ASC_COPY_TARGET_NOT_REACHABLE = 0x0D02,
 	ASC_TOO_MANY_TARGET_DESCRIPTORS = 0x2606,
@@ -156,6 +161,37 @@ struct scsi_copy_status {
 	uint64_t bytes;    /* bytes transferred */
 };
 
+/*
+ * Asymmetric logical unit access (SPC-4 5.16), answered by vaaid itself
+ * (src/scsi/alua.c, docs/ceph.md "ALUA"): one target port group per gateway,
+ * one target port per LUN per gateway, its RELATIVE TARGET PORT IDENTIFIER
+ * equal to the group's id. ASYMMETRIC ACCESS STATE values (SPC-4 6.36).
+ */
+enum {
+	SCSI_ALUA_ACTIVE_OPTIMIZED = 0x0,
+	SCSI_ALUA_STANDBY = 0x2,
+	SCSI_ALUA_UNAVAILABLE = 0x3,
+	SCSI_ALUA_TRANSITIONING = 0xF,
+};
+#define SCSI_ALUA_MAX_PEERS 7
+struct scsi_lun;
+struct scsi_alua_group {
+	uint16_t id;      /* TARGET PORT GROUP (1..65535) = its port's relative target port id */
+	uint8_t state;    /* SCSI_ALUA_* */
+	uint8_t status;   /* RTPG STATUS CODE: 00h, or 02h after an implicit change */
+};
+struct scsi_alua {
+	/* false: no ALUA (standard INQUIRY TPGS 00b, no RTPG, no port designators); the
+	 * local state is still kept so that a fenced LUN is refused the same way. */
+	bool enabled;
+	struct scsi_alua_group local;
+	unsigned n_peers;
+	struct scsi_alua_group peers[SCSI_ALUA_MAX_PEERS];
+	/* Has the store fenced this gateway (another took the pool over)? Polled by
+	 * dispatch (scsi_alua_refresh); NULL = never. */
+	bool (*fenced)(const struct scsi_lun *lun);
+};
+
 /* Per-LUN state owned by the SCSI core. */
 struct scsi_lun {
 	struct scsi_lun_info info;
@@ -187,6 +223,8 @@ struct scsi_lun {
 	struct vlog_limit xcopy_range_log, xcopy_peer_log;
 	/* Command counters (include/vaaid/lun_stats.h), zeroed with the LUN. */
 	struct vaai_lun_stats stats;
+	/* ALUA (src/scsi/alua.c); zeroed = disabled, local state active/optimized. */
+	struct scsi_alua alua;
 };
 
 struct scsi_cmd;
@@ -320,5 +358,41 @@ bool scsi_lun_report_ua(struct scsi_lun *lun, struct scsi_cmd *cmd);
 bool scsi_lun_pop_ua(struct scsi_lun *lun, struct scsi_ua *ua);
 /* Fixed-format sense data of a unit attention (sense key UNIT ATTENTION) into cmd->sense. */
 void scsi_set_ua_sense(struct scsi_cmd *cmd, const struct scsi_ua *ua);
+
+/* ---- asymmetric logical unit access (src/scsi/alua.c, SPC-4 5.16) */
+/*
+ * Switches ALUA on for a LUN being brought up (no unit attention): this gateway's
+ * group (= its relative target port id), the other gateways' groups, the local
+ * state and the owner's group (see scsi_alua_set_states).
+ */
+void scsi_alua_configure(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
+			 unsigned n_peers, uint8_t local, uint16_t owner);
+/*
+ * What the daemon calls when the pool's ownership changes: the local state, and
+ * the group of the gateway that owns the pool (0: not known). The peers follow:
+ * all standby while the local group is active; otherwise the owner's group
+ * active/optimized and the others standby (with one peer and no owner known, the
+ * peer is the owner). Each change posts ASYMMETRIC ACCESS STATE CHANGED.
+ */
+void scsi_alua_set_states(struct scsi_lun *lun, uint8_t local, uint16_t owner);
+/* Sets this gateway's group state; a change posts ASYMMETRIC ACCESS STATE CHANGED
+ * (SPC-4 5.16.2, implicit transitions) when ALUA is enabled. */
+void scsi_alua_set_local(struct scsi_lun *lun, uint8_t state);
+/* Sets peer group id's state (ignored when id is not a configured peer); a change
+ * posts the same unit attention: RTPG's answer changed (SPC-4 5.16.2). */
+void scsi_alua_set_peer(struct scsi_lun *lun, uint16_t id, uint8_t state);
+/* Polls lun->alua.fenced: a fenced gateway's group becomes unavailable (with ALUA)
+ * or standby (without: the sense vaaid gave before ALUA). Called by dispatch. */
+void scsi_alua_refresh(struct scsi_lun *lun);
+/* The state's rule (SPC-4 5.16.2.4: standby, unavailable, transitioning): may
+ * this command run in the LUN's current local state? If not, completes it with NOT READY and the state's
+ * ASC/ASCQ and returns true. Called by dispatch only. */
+bool scsi_alua_refuse(struct scsi_lun *lun, struct scsi_cmd *cmd);
+/* A command that met the fence in the pool (the store failed it after dispatch):
+ * refresh, then complete it with the sense of the (now not active) local state. */
+void scsi_alua_complete_not_active(struct scsi_cmd *cmd);
+/* VPD 83h target port designators (relative target port, target port group, SPC-4
+ * 7.8.6.7 and 7.8.6.8) at d; returns their length (0 without ALUA). */
+size_t scsi_alua_vpd83(const struct scsi_lun *lun, uint8_t *d);
 
 #endif

@@ -19,6 +19,7 @@ void scsi_emul_mode_select10(struct scsi_cmd *cmd);      /* 0x55, SPC-4 6.10 */
 void scsi_emul_log_sense(struct scsi_cmd *cmd);          /* 0x4D, SPC-4 6.8 */
 void scsi_emul_report_supported_opcodes(struct scsi_cmd *cmd); /* 0xA3/0x0C, SPC-4 6.35 */
 void scsi_emul_start_stop_unit(struct scsi_cmd *cmd);    /* 0x1B, SBC-4 5.25 */
+void scsi_emul_report_tpgs(struct scsi_cmd *cmd);        /* 0xA3/0x0A, SPC-4 6.36 (alua.c) */
 
 /*
  * VPD page 8Fh (Third-party Copy, SPC-4 7.8.17) belongs to the copy manager:

@@ -22,6 +22,9 @@
  *   conf = /etc/ceph/ceph.conf  ; default: librados' (CEPH_CONF, /etc/ceph/ceph.conf)
  *   client_id = vaaid           ; cephx user client.vaaid (default: admin)
  *   keyring = /etc/ceph/ceph.client.vaaid.keyring
+ *   [alua]                      ; gateways of shared RBD pools (docs/ceph.md "ALUA")
+ *   group = 1                   ; this gateway's target port group id, 1..65535
+ *   peers = 2,3                 ; the other gateways' group ids (at most 7)
  *
  * Every unknown section or key, and every bad value, is an error naming the
  * file and line. vd_config_finish() adds pool "default" when absent.
@@ -123,6 +126,43 @@ static int set_path(char *dst, size_t len, const char *v)
 		return -EINVAL;
 	snprintf(dst, len, "%s", v);
 	return 0;
+}
+
+/* A target port group id: decimal 1..65535 (SPC-4 6.36: 0 is not used here). */
+static int parse_group(const char *s, const char **end, uint16_t *id)
+{
+	char *e;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	unsigned long v = strtoul(s, &e, 10);
+	if (v < 1 || v > 65535)
+		return -EINVAL;
+	*id = (uint16_t)v;
+	*end = e;
+	return 0;
+}
+
+/* "N,N,...": spaces around the commas allowed, no duplicate, at most SCSI_ALUA_MAX_PEERS. */
+static int parse_peers(const char *s, struct vd_alua_conf *a)
+{
+	a->n_peers = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		uint16_t id;
+		if (parse_group(s, &s, &id) < 0 || a->n_peers >= SCSI_ALUA_MAX_PEERS)
+			return -EINVAL;
+		for (unsigned i = 0; i < a->n_peers; i++)
+			if (a->peers[i] == id)
+				return -EINVAL;
+		a->peers[a->n_peers++] = id;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			return 0;
+		if (*s++ != ',')
+			return -EINVAL;
+	}
 }
 
 static int on_kv(void *user, const char *section, const char *key, const char *value)
@@ -229,8 +269,23 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 		snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s", value);
 		return 1;
 	}
-	return fail(x, "unknown section [%s] (expected [daemon], [pool NAME], [ceph] or [metrics])%s", section,
-		    "");
+	if (!strcmp(section, "alua")) {
+		const char *end;
+		if (!strcmp(key, "group")) {
+			if (parse_group(value, &end, &c->alua.group) < 0 || *end)
+				return fail(x, "[alua] group '%s' is not a target port group id 1..65535%s",
+					    value, "");
+		} else if (!strcmp(key, "peers")) {
+			if (parse_peers(value, &c->alua) < 0)
+				return fail(x, "[alua] peers '%s' is not a list of distinct group ids "
+					    "1..65535 (at most 7, e.g. 2,3)%s", value, "");
+		} else {
+			return fail(x, "unknown key '%s' in [alua]%s", key, "");
+		}
+		return 1;
+	}
+	return fail(x, "unknown section [%s] (expected [daemon], [pool NAME], [ceph], [metrics] "
+		    "or [alua])%s", section, "");
 }
 
 #define CONF_MAX_BYTES (1u << 20)
@@ -332,6 +387,16 @@ int vd_config_load(struct vd_config *c, const char *path, char *err, size_t errl
 			 x.msg[0] ? x.msg : "syntax error (expected 'key = value' or '[section]')");
 		return -EINVAL;
 	}
+	if (c->alua.n_peers && !c->alua.group) {
+		snprintf(err, errlen, "%s: [alua] peers without group (this gateway's group id)", path);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < c->alua.n_peers; i++)
+		if (c->alua.peers[i] == c->alua.group) {
+			snprintf(err, errlen, "%s: [alua] peers name this gateway's own group %u", path,
+				 c->alua.group);
+			return -EINVAL;
+		}
 	for (unsigned i = 0; i < c->n_pools; i++) {
 		if (!c->pools[i].path[0] && strcmp(c->pools[i].name, "default")) {
 			snprintf(err, errlen, "%s: pool '%s' has no path", path, c->pools[i].name);

@@ -36,6 +36,9 @@ struct vd_device {
 	struct tcmu_dev *tdev;
 	struct vvol *vol;
 	uint64_t max_xfer;
+	/* Its volume was not in the pool when a standby pool was taken over (deleted or
+	 * replaced meanwhile): the LUN stays unavailable, vol points into the kept view. */
+	bool lost;
 };
 
 /* One per pool whose soft threshold is watched (the pool's callback argument). */
@@ -217,6 +220,63 @@ static void warn_small_transfers(const struct vd_device *d, const struct tcmu_li
 			  VD_ADVISED_MAX_XFER / la->hw_block_size);
 }
 
+/* Is d's volume in p, the same one (NAA, block size)? *v: it. */
+static bool same_volume(const struct vd_device *d, struct vpool *p, struct vvol **v)
+{
+	*v = vpool_volume_find(p, d->volume);
+	if (!*v)
+		return false;
+	struct vvol_info vi;
+	vvol_get_info(*v, &vi);
+	return !memcmp(vi.naa, d->lun.info.naa, sizeof(vi.naa)) &&
+	       vi.block_size == d->lun.info.block_size;
+}
+
+/* Serve d from v (the same volume in another view of its pool, or the pool itself
+ * after a takeover); a capacity that changed meanwhile is announced (vaaid_lun_resize). */
+static void bind_volume(struct vd_device *d, struct vvol *v)
+{
+	d->vol = v;
+	d->lun.vol = v;
+	struct vvol_info vi;
+	vvol_get_info(v, &vi);
+	if (vi.size / vi.block_size != d->lun.info.nblocks)
+		vaaid_lun_resize(&d->lun, vi.size / vi.block_size);
+}
+
+/*
+ * A standby pool's view must show volume: reopen it when it does not (a volume
+ * created by the owner since), moving the pool's standby LUNs to the new view, all
+ * or none (a LUN whose volume the new view lacks keeps the old view: refused).
+ */
+static int standby_view(struct vd_devices *ds, struct vd_pool *vp, const char *volume)
+{
+	if (vp->view && vpool_volume_find(vp->view, volume))
+		return 0;
+	struct vpool *old;
+	struct vblk *old_dev;
+	int rc = vd_pool_view_refresh(ds->env.pools, vp, ds->env.r, &old, &old_dev);
+	if (rc < 0)
+		return rc;
+	struct vvol *v;
+	for (unsigned i = 0; i < ds->n; i++)
+		if (!strcmp(ds->d[i]->pool, vp->name) && !same_volume(ds->d[i], vp->view, &v)) {
+			vlog_err(ds->d[i]->label, "pool %s: volume %s changed in the owner's pool: "
+				 "the view is not refreshed", vp->name, ds->d[i]->volume);
+			struct vpool *mine = vp->view;
+			struct vblk *mine_dev = vp->view_dev;
+			vp->view = old;
+			vp->view_dev = old_dev;
+			vd_pool_view_close_old(mine, mine_dev);
+			return -ESTALE;
+		}
+	for (unsigned i = 0; i < ds->n; i++)
+		if (!strcmp(ds->d[i]->pool, vp->name) && same_volume(ds->d[i], vp->view, &v))
+			bind_volume(ds->d[i], v);
+	vd_pool_view_close_old(old, old_dev);
+	return 0;
+}
+
 int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, bool reset_ring)
 {
 	struct tcmu_uio_name un;
@@ -260,11 +320,25 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 		rc = -ENOENT;
 		goto fail;
 	}
-	if (vp->standby) {
+	const struct vd_alua_conf *al = &ds->env.conf->alua;
+	struct vpool *pool = vp->pool;
+	if (vp->standby && !al->group) {
 		vlog_err(d->label, "%s: pool '%s' is standby here (another gateway serves it; "
-			 "`vaaictl pool takeover %s` takes it over)", un.dev, d->pool, d->pool);
+			 "`vaaictl pool takeover %s` takes it over; with [alua] its LUNs are exported "
+			 "as standby)", un.dev, d->pool, d->pool);
 		rc = -EBUSY;
 		goto fail;
+	}
+	if (vp->standby) {
+		/* ALUA standby (docs/ceph.md "ALUA"): the volume's identity from a read-only
+		 * view of the pool; nothing else is served until a takeover */
+		rc = standby_view(ds, vp, d->volume);
+		if (rc < 0) {
+			vlog_err(d->label, "%s: pool '%s' is standby here and its volumes cannot be "
+				 "read: %s", un.dev, d->pool, strerror(-rc));
+			goto fail;
+		}
+		pool = vp->view;
 	}
 	if (vd_devices_uses(ds, d->pool, d->volume)) {
 		vlog_err(d->label, "%s: volume %s/%s is already served by another backstore: refused",
@@ -279,7 +353,7 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 		vlog_err(d->label, "cannot read LIO attributes of %s: %s", un.dev, strerror(-rc));
 		goto fail;
 	}
-	rc = vd_backstore_volume(vp->pool, &d->bs, &d->vol);
+	rc = vd_backstore_volume(pool, &d->bs, &d->vol);
 	if (rc < 0)
 		goto fail;
 	if (reset_ring) {
@@ -298,6 +372,11 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 					    ds->env.conf->soft_threshold);
 	d->lun.xcopy_peer = dev_xcopy_peer;
 	d->lun.peer_arg = ds;
+	if (al->group) /* [alua]: this gateway's group, active where the pool is served;
+			* standby: the owner's group from the image's owner record */
+		scsi_alua_configure(&d->lun, al->group, al->peers, al->n_peers,
+				    vp->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED,
+				    vp->standby ? vd_pool_owner_group(ds->env.pools, vp) : 0);
 	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
 			     &d->tdev);
 	if (rc < 0) {
@@ -312,6 +391,46 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 fail:
 	free_device(d);
 	return rc;
+}
+
+void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local,
+		     uint16_t owner)
+{
+	for (unsigned i = 0; i < ds->n; i++)
+		if (!strcmp(ds->d[i]->pool, vp->name) && ds->d[i]->lun.alua.enabled &&
+		    !ds->d[i]->lost)
+			scsi_alua_set_states(&ds->d[i]->lun, local, owner);
+}
+
+void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp)
+{
+	bool lost = false;
+	for (unsigned i = 0; i < ds->n; i++) {
+		struct vd_device *d = ds->d[i];
+		struct vvol *v;
+		if (strcmp(d->pool, vp->name))
+			continue;
+		if (d->lost) { /* still in the view */
+			lost = true;
+			continue;
+		}
+		if (same_volume(d, vp->pool, &v)) {
+			bind_volume(d, v);
+			if (d->lun.alua.enabled)
+				scsi_alua_set_states(&d->lun, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
+			continue;
+		}
+		/* deleted or replaced by the owner after this LUN was attached standby */
+		vlog_err(d->label, "pool %s taken over, but volume %s is no longer the one this LUN "
+			 "exported: unavailable (delete the backstore)", vp->name, d->volume);
+		d->lost = lost = true;
+		scsi_alua_set_local(&d->lun, SCSI_ALUA_UNAVAILABLE);
+	}
+	if (!lost) { /* nothing points into the view any more */
+		vd_pool_view_close_old(vp->view, vp->view_dev);
+		vp->view = NULL;
+		vp->view_dev = NULL;
+	}
 }
 
 int vd_device_remove(struct vd_devices *ds, const char *uio_name)

@@ -23,6 +23,7 @@
 #include "vaaid/endian.h"
 #include "vaaid/io.h"
 #include "vaaid/meta.h"
+#include "vaaid/rbd_owner.h"
 #include "vaaid/rbd_spec.h"
 #include "vaaid/util.h"
 
@@ -55,6 +56,7 @@ static struct vblk_rbd_conf rbd_conf(const struct vd_pools *ps)
 		.conf_path = ps->ceph.conf[0] ? ps->ceph.conf : NULL,
 		.client_id = ps->ceph.client_id[0] ? ps->ceph.client_id : NULL,
 		.keyring = ps->ceph.keyring[0] ? ps->ceph.keyring : NULL,
+		.alua_group = ps->alua_group,
 	};
 }
 
@@ -109,6 +111,16 @@ static int open_store_as(const struct vd_pools *ps, struct vd_pool *vp, struct v
 	vlog_info(vp->name, "pool %s opened (%s): journal replayed %llu commit(s), %llu byte(s) of small writes written home",
 		  vp->name, vp->path, (unsigned long long)rep.commits,
 		  (unsigned long long)rep.data_bytes);
+	/* free extents the store still holds (a crash between a free's commit and its
+	 * discard): given back now */
+	uint64_t swept;
+	int src = vpool_sweep_store(vp->pool, &swept);
+	if (src < 0)
+		vlog_warn(vp->name, "pool %s: cannot tell which free extents %s still holds: %s",
+			  vp->name, vp->path, strerror(-src));
+	else if (swept)
+		vlog_info(vp->name, "pool %s: %llu free extent(s) still held by %s are given back",
+			  vp->name, (unsigned long long)swept, vp->path);
 	if (vp->dev->unaligned_writes_serialize)
 		vlog_info(vp->name, "pool %s: partial 4 KiB granules are read and written whole (%s; "
 			  "docs/design.md rule 14)", vp->name,
@@ -196,6 +208,7 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 	ps->ceph = c->ceph;
 	ps->whole_granules = c->whole_granule_writes;
 	ps->group_flush = c->group_flush;
+	ps->alua_group = c->alua.group;
 	for (unsigned i = 0; i < c->n_pools; i++) {
 		const struct vd_pool_conf *pc = &c->pools[i];
 		struct vd_pool *vp = &ps->p[ps->n];
@@ -403,10 +416,60 @@ int vd_pool_takeover(struct vd_pools *ps, struct vreactor *r, const char *name, 
 	return 0;
 }
 
+int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
+			 struct vpool **old, struct vblk **old_dev)
+{
+	*old = NULL;
+	*old_dev = NULL;
+	if (!vp->standby || !vblk_rbd_spec(vp->path))
+		return -EINVAL;
+	struct vblk_rbd_conf rbd = rbd_conf(ps);
+	struct vblk *dev;
+	int rc = vblk_rbd_open_readonly(r, vp->path, &rbd, &dev);
+	if (rc < 0)
+		return rc;
+	/* replayed in memory only (what vaai-check does): nothing is written */
+	struct vpool *p;
+	struct vpool_open_report rep;
+	memset(&rep, 0, sizeof(rep));
+	rc = vpool_open_stores(dev, NULL, VPOOL_OPEN_READONLY, &p, &rep);
+	if (rc < 0) {
+		vlog_warn(vp->name, "pool %s: no read-only view of %s: %s%s%s", vp->name, vp->path,
+			  strerror(-rc), rep.error[0] ? ": " : "", rep.error);
+		vblk_close(dev);
+		return rc;
+	}
+	*old = vp->view;
+	*old_dev = vp->view_dev;
+	vp->view = p;
+	vp->view_dev = dev;
+	return 0;
+}
+
+uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp)
+{
+	struct vblk_rbd_conf rbd = rbd_conf(ps);
+	struct vblk_rbd_owner o;
+	if (!vblk_rbd_spec(vp->path) || vblk_rbd_owner_peek(vp->path, &rbd, &o) < 0 ||
+	    o.group > UINT16_MAX)
+		return 0;
+	return (uint16_t)o.group;
+}
+
+void vd_pool_view_close_old(struct vpool *p, struct vblk *dev)
+{
+	if (p)
+		vpool_close(p);
+	vblk_close(dev);
+}
+
 void vd_pools_close(struct vd_pools *ps)
 {
 	for (unsigned i = 0; i < ps->n; i++) {
 		struct vd_pool *vp = &ps->p[i];
+		vd_pool_view_close_old(vp->view, vp->view_dev);
+		vp->view = NULL;
+		vp->view_dev = NULL;
 		if (vp->pool) {
 			int rc = vpool_close(vp->pool);
 			if (rc < 0)

@@ -118,8 +118,10 @@ static int take_word(const char **s, const char *key, char *dst, size_t cap)
 	dst[n] = '\0';
 	if (!word_ok(dst))
 		return -EINVAL;
+	if (v[n] == ' ' && v[n + 1] == '\0')
+		return -EINVAL; /* a trailing space: not as formatted */
 	*s = v + n + (v[n] == ' ');
-	return v[n] == ' ' || v[n] == '\0' ? 0 : -EINVAL;
+	return 0;
 }
 
 static int take_number(const char **s, const char *key, unsigned long long max,
@@ -132,7 +134,8 @@ static int take_number(const char **s, const char *key, unsigned long long max,
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(w, &end, 10);
-	if (errno || *end || w[0] == '-' || w[0] == '+' || v > max)
+	/* digits only, no leading zero: exactly what formatting writes */
+	if (errno || *end || w[0] < '0' || w[0] > '9' || (w[0] == '0' && w[1]) || v > max)
 		return -EINVAL;
 	*out = v;
 	return 0;

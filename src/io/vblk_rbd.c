@@ -281,6 +281,30 @@ static int rdev_discard(struct vblk *b, uint64_t off, uint64_t len, struct vio_o
 	return out;
 }
 
+struct mapped_walk {
+	int (*cb)(void *arg, uint64_t off, uint64_t len);
+	void *arg;
+};
+
+static int mapped_one(uint64_t off, size_t len, int exists, void *arg)
+{
+	struct mapped_walk *w = arg;
+	return exists ? w->cb(w->arg, off, len) : 0;
+}
+
+/* Whole objects that exist (rbd_diff_iterate2 against the image's beginning,
+ * whole_object: the object map answers, no per-object request). */
+static int rdev_mapped(struct vblk *b, uint64_t off, uint64_t len,
+		       int (*cb)(void *arg, uint64_t off, uint64_t len), void *arg)
+{
+	struct rdev *d = to_rdev(b);
+	int rc = check_range(b, off, len);
+	if (rc < 0)
+		return rc;
+	struct mapped_walk w = {cb, arg};
+	return rbd_diff_iterate2(d->img, NULL, off, len, 0, 1, mapped_one, &w);
+}
+
 static int rdev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op)
 {
 	if (!op || !op->cb || len == 0)
@@ -360,6 +384,7 @@ static const struct vblk_ops rdev_ops = {
 	.grow = rdev_grow,
 	.close = rdev_close,
 	.discard = rdev_discard,
+	.mapped = rdev_mapped,
 };
 
 /* ------------------------------------------------------------------- open */
@@ -592,6 +617,41 @@ fail:
 	disconnect(d);
 	free(d);
 	return rc;
+}
+
+/* A standby gateway's read-only look (no lock: rbd_open_read_only). Kept apart
+ * from open_image, whose lock handling it does not share. */
+int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+			   struct vblk **out)
+{
+	struct vblk_rbd_name nm;
+	if (!r || !out || vblk_rbd_parse(spec, &nm) < 0)
+		return -EINVAL;
+	struct rdev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->efd = -1;
+	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", nm.pool, nm.image);
+	uint64_t size = 0;
+	int rc = connect_cluster(conf, nm.pool, &d->cluster, &d->io);
+	if (rc == 0 && (rc = rbd_open_read_only(d->io, nm.image, &d->img, NULL)) < 0)
+		d->img = NULL;
+	if (rc == 0 && (rc = rbd_get_size(d->img, &size)) == 0 &&
+	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD);
+	if (rc < 0) {
+		fprintf(stderr, "vblk_rbd: %s (read-only): %s\n", d->name, strerror(-rc));
+		disconnect(d);
+		free(d);
+		return rc;
+	}
+	d->b.ops = &rdev_ops;
+	d->b.reactor = r;
+	d->b.size = size - size % VBLK_SECTOR;
+	*out = &d->b;
+	return 0;
 }
 
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)

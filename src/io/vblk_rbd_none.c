@@ -25,6 +25,12 @@ int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rb
 	return vblk_rbd_open(r, spec, conf, 0, out);
 }
 
+int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+			   struct vblk **out)
+{
+	return vblk_rbd_open(r, spec, conf, 0, out);
+}
+
 int vblk_rbd_owner_peek(const char *spec, const struct vblk_rbd_conf *conf,
 			struct vblk_rbd_owner *out)
 {

@@ -71,6 +71,14 @@ static void take(struct vpool *p, uint64_t i)
 	pool_thr_check(p);
 }
 
+bool pool_take_if_free(struct vpool *p, uint64_t pext)
+{
+	if (pext >= p->n_ext || !bit_get(p->freebits, pext))
+		return false;
+	take(p, pext);
+	return true;
+}
+
 bool pool_find_free(const struct vpool *p, enum free_kind kind, uint64_t from, uint64_t *out)
 {
 	uint64_t words = (p->n_ext + 63) / 64;

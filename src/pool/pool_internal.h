@@ -175,6 +175,8 @@ void pool_mark_backed(struct vpool *p, uint64_t pext); /* its fallocate succeede
 enum free_kind { FREE_ANY, FREE_BACKED, FREE_UNBACKED };
 bool pool_find_free(const struct vpool *p, enum free_kind kind, uint64_t from, uint64_t *out);
 void pool_unreserve(struct vpool *p, uint64_t pext);
+/* Reserve pext if it is free (the store sweep, sweep.c): true if it was. */
+bool pool_take_if_free(struct vpool *p, uint64_t pext);
 /* The pool has failed (a journal or metadata write failed), or its store fenced this
  * gateway (vpool_fenced: then it fails from now on): entry points refuse requests. */
 static inline bool pool_check_failed(struct vpool *p)

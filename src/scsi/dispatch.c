@@ -13,7 +13,13 @@
  * service action is implemented (else INVALID FIELD IN CDB at byte 1 bits
  * 4..0); NACA=0 (ACA is not supported, SAM-5 5.9.1: else INVALID FIELD IN
  * CDB at the CONTROL byte bit 2); then a pending unit
- * attention is reported (SAM-5 5.14), and only then the handler runs.
+ * attention is reported (SAM-5 5.14); then the ALUA rule (SPC-4 5.16.2.4,
+ * src/scsi/alua.c): a command the local target port group's state does not
+ * allow (standby, unavailable, transitioning; a fenced gateway is one of these)
+ * is refused with NOT READY / LOGICAL UNIT NOT ACCESSIBLE and the state's ASCQ,
+ * here and nowhere else; and only then the handler runs. REPORT TARGET PORT
+ * GROUPS exists only on a LUN with ALUA (scsi_opcode_enabled; else it is an
+ * unsupported service action, and REPORT SUPPORTED OPERATION CODES omits it).
  */
 #include "vaaid/dispatch.h"
 #include "vaaid/handlers.h"
@@ -79,6 +85,10 @@ static const struct scsi_opcode_desc opcodes[] = {
 	/* SERVICE ACTION IN(16) / GET LBA STATUS: STARTING LBA, ALLOCATION LENGTH (REPORT TYPE
 	 * in byte 14 is not evaluated: every descriptor is reported) */
 	{0x9E, true, 0x12, 16, {0x9E, 0x12, L8, L4, 0, C}, "GET LBA STATUS", handler_get_lba_status},
+	/* MAINTENANCE IN / REPORT TARGET PORT GROUPS (SPC-4 6.36): PARAMETER DATA FORMAT,
+	 * ALLOCATION LENGTH; only with ALUA (scsi_opcode_enabled) */
+	{0xA3, true, 0x0A, 12, {0xA3, 0xEA, 0, 0, 0, 0, L4, 0, C}, "REPORT TARGET PORT GROUPS",
+	 scsi_emul_report_tpgs},
 	/* MAINTENANCE IN / REPORT SUPPORTED OPERATION CODES: RCTD, REPORTING OPTIONS, ... */
 	{0xA3, true, 0x0C, 12, {0xA3, 0x0C, 0x87, 0xFF, 0xFF, 0xFF, L4, 0, C}, "REPORT SUPPORTED OPERATION CODES",
 	 scsi_emul_report_supported_opcodes},
@@ -91,6 +101,11 @@ const struct scsi_opcode_desc *scsi_opcode_table(size_t *n)
 {
 	*n = N_OPCODES;
 	return opcodes;
+}
+
+bool scsi_opcode_enabled(const struct scsi_lun *lun, const struct scsi_opcode_desc *e)
+{
+	return e->fn != scsi_emul_report_tpgs || (lun && lun->alua.enabled);
 }
 
 static uint32_t key_of(uint8_t op, uint16_t sa)
@@ -144,7 +159,7 @@ void scsi_dispatch(struct scsi_cmd *cmd)
 	const struct scsi_opcode_desc *e;
 	if (opcode_has_sa(op)) {
 		e = scsi_opcode_find(op, true, cdb[1] & 0x1F);
-		if (!e) {
+		if (!e || !scsi_opcode_enabled(cmd->lun, e)) {
 			/* SPC-4 4.2.5.2: unsupported service action -> INVALID FIELD IN CDB. */
 			scsi_complete_invalid_cdb(cmd, 1, 4);
 			return;
@@ -164,7 +179,11 @@ void scsi_dispatch(struct scsi_cmd *cmd)
 		scsi_complete_invalid_cdb(cmd, (uint16_t)(e->cdb_len - 1), 2);
 		return;
 	}
+	scsi_alua_refresh(cmd->lun); /* a fence found now is reported as a UA first */
 	if (scsi_lun_report_ua(cmd->lun, cmd))
+		return;
+	/* SPC-4 5.16.2.4: what the local target port group's state allows (alua.c). */
+	if (scsi_alua_refuse(cmd->lun, cmd))
 		return;
 	e->fn(cmd);
 }

@@ -19,8 +19,9 @@
 scsi_vpd_page_fn scsi_vpd_tpc_page;
 
 /* Standard INQUIRY data, SPC-4 6.6.2 Table 142. */
-static size_t build_standard(const struct scsi_lun_info *in, uint8_t *b)
+static size_t build_standard(const struct scsi_lun *lun, uint8_t *b)
 {
+	const struct scsi_lun_info *in = &lun->info;
 	memset(b, 0, INQ_STD_LEN);
 	b[0] = 0x00;               /* PERIPHERAL QUALIFIER 000b, DEVICE TYPE 00h direct access */
 	b[1] = 0x00;               /* RMB=0: not removable */
@@ -28,6 +29,10 @@ static size_t build_standard(const struct scsi_lun_info *in, uint8_t *b)
 	b[3] = 0x10 | 0x02;        /* HISUP=1 (hierarchical LUNs), RESPONSE DATA FORMAT 2 */
 	b[4] = INQ_STD_LEN - 5;    /* ADDITIONAL LENGTH (n - 4) */
 	b[5] = in->tpc ? 0x08 : 0; /* 3PC: third-party copy (EXTENDED COPY) supported */
+	/* TPGS 01b: implicit asymmetric access only (SPC-4 6.6.2, 5.16; src/scsi/alua.c):
+	 * no SET TARGET PORT GROUPS. 00b without ALUA. */
+	if (lun->alua.enabled)
+		b[5] |= 0x10;
 	b[7] = 0x02;               /* CMDQUE=1: full task management model */
 	emul_put_ascii(b + 8, in->vendor, 8);    /* T10 VENDOR IDENTIFICATION */
 	emul_put_ascii(b + 16, in->product, 16); /* PRODUCT IDENTIFICATION */
@@ -48,7 +53,9 @@ static size_t vpd_serial(const struct scsi_lun *lun, uint8_t *b, size_t cap)
 	return 4 + n;
 }
 
-/* Device Identification, SPC-4 7.8.6: NAA + T10 vendor ID designators, both for the LU. */
+/* Device Identification, SPC-4 7.8.6: NAA + T10 vendor ID designators, both for the LU
+ * (the same on every gateway: stored with the volume in the pool), then with ALUA the
+ * target port's relative port and port group designators (src/scsi/alua.c). */
 static size_t vpd_devid(const struct scsi_lun *lun, uint8_t *b, size_t cap)
 {
 	const struct scsi_lun_info *in = &lun->info;
@@ -69,6 +76,7 @@ static size_t vpd_devid(const struct scsi_lun *lun, uint8_t *b, size_t cap)
 	emul_put_ascii(d + 4, in->vendor, 8);
 	memcpy(d + 12, in->serial, sn);
 	d += 12 + sn;
+	d += scsi_alua_vpd83(lun, d);
 	return (size_t)(d - b);
 }
 
@@ -180,7 +188,7 @@ void scsi_emul_inquiry(struct scsi_cmd *cmd)
 			scsi_complete_invalid_cdb(cmd, 2, -1);
 			return;
 		}
-		emul_return_data(cmd, buf, build_standard(&lun->info, buf), alloc);
+		emul_return_data(cmd, buf, build_standard(lun, buf), alloc);
 		return;
 	}
 	for (size_t i = 0; i < N_VPD; i++) {

@@ -38,7 +38,10 @@ static void report_all(struct scsi_cmd *cmd, bool rctd, size_t alloc)
 	size_t n;
 	const struct scsi_opcode_desc *t = scsi_opcode_table(&n);
 	size_t dlen = 8 + (rctd ? CTD_LEN : 0);
-	size_t total = 4 + n * dlen;
+	size_t m = 0; /* the commands this LUN implements (scsi_opcode_enabled) */
+	for (size_t i = 0; i < n; i++)
+		m += scsi_opcode_enabled(cmd->lun, &t[i]);
+	size_t total = 4 + m * dlen;
 	uint8_t *b = calloc(1, total);
 	if (!b) {
 		scsi_complete_sense(cmd, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
@@ -46,7 +49,9 @@ static void report_all(struct scsi_cmd *cmd, bool rctd, size_t alloc)
 	}
 	scsi_put_be32(b, (uint32_t)(total - 4)); /* COMMAND DATA LENGTH */
 	uint8_t *d = b + 4;
-	for (size_t i = 0; i < n; i++, d += dlen) {
+	for (size_t i = 0; i < n; i++) {
+		if (!scsi_opcode_enabled(cmd->lun, &t[i]))
+			continue;
 		/* Command descriptor, SPC-4 6.35.2 Table 277. */
 		d[0] = t[i].opcode;
 		scsi_put_be16(d + 2, t[i].has_sa ? t[i].sa : 0);
@@ -54,6 +59,7 @@ static void report_all(struct scsi_cmd *cmd, bool rctd, size_t alloc)
 		scsi_put_be16(d + 6, t[i].cdb_len);
 		if (rctd)
 			put_timeouts(d + 8);
+		d += dlen;
 	}
 	emul_return_data(cmd, b, total, alloc);
 	free(b);
@@ -64,6 +70,8 @@ static void report_one(struct scsi_cmd *cmd, const struct scsi_opcode_desc *e, b
 {
 	uint8_t b[4 + 16 + CTD_LEN] = {0};
 	size_t len = 4;
+	if (e && !scsi_opcode_enabled(cmd->lun, e))
+		e = NULL;
 	if (!e) {
 		/* SUPPORT 001b: not supported; no CDB usage data (SPC-4 6.35.3 Table 280). */
 		b[1] = 0x01;

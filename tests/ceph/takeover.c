@@ -20,8 +20,13 @@
  *     had taken over;
  *   - A's writes after the takeover were refused (at least one error, and the
  *     first one -ESHUTDOWN/-EIO: Ceph's blocklist, or the pool that failed on it);
- *   - no acknowledgement A printed after its first refusal (nothing accepted
- *     from a fenced gateway).
+ *   - no write A submitted after it saw its first refusal was acknowledged
+ *     (nothing accepted from a fenced gateway). Writes already in flight at
+ *     the first refusal may still be acknowledged after it (A prints "ack"
+ *     for them after an "err": a refusal can be reported at submission while
+ *     a commit that reached the OSDs before the blocklist completes later);
+ *     those landed before the fence, and the first check reads them back
+ *     through B.
  * With --kill, A is killed instead (SIGKILL) after a random number of
  * acknowledgements (100..3000), and only then does B take the pool over: every
  * write A acknowledged before it died reads back (0 lost after a kill -9 of
@@ -83,6 +88,7 @@ struct wslot {
 	uint8_t *buf;
 	struct iovec iov;
 	bool busy;
+	bool late; /* submitted after the writer saw a refusal */
 };
 
 struct writer {
@@ -105,7 +111,7 @@ static void wdone(void *arg, int res)
 		printf("err %u %d\n", s->blk, res);
 		w->errors++;
 	} else {
-		printf("ack %u %u\n", s->blk, s->ver);
+		printf("ack %u %u%s\n", s->blk, s->ver, s->late ? " late" : "");
 	}
 	fflush(stdout);
 	if (w->errors >= 8)
@@ -119,6 +125,7 @@ static void submit(struct wslot *s)
 	struct writer *w = s->w;
 	s->blk = w->next % NBLOCKS;
 	s->ver = w->next / NBLOCKS + 1;
+	s->late = w->errors > 0;
 	w->next++;
 	fill(s->buf, w->round, s->blk, s->ver);
 	s->iov = (struct iovec){s->buf, BLOCK};
@@ -335,7 +342,7 @@ int main(int argc, char **argv)
 			int rc;
 			if (sscanf(line, "ack %u %u", &b, &ver) == 2 && b < NBLOCKS) {
 				acks++;
-				if (refused)
+				if (strstr(line, " late"))
 					after_refusal++;
 				if (ver > acked[b])
 					acked[b] = ver;
@@ -390,7 +397,7 @@ int main(int argc, char **argv)
 			  (kill9 ? WIFSIGNALED(st)
 				 : refused > 0 && (first_err == -ESHUTDOWN || first_err == -EIO) &&
 					   WIFEXITED(st) && WEXITSTATUS(st) == 0);
-		printf("round %u: acks %u, refused %u (first %d), acks after a refusal %u, lost %u, "
+		printf("round %u: acks %u, refused %u (first %d), acks of writes sent after a refusal %u, lost %u, "
 		       "takeover_ms %.0f%s\n", round, acks, refused, first_err, after_refusal, lost,
 		       tk[round - 1], ok ? "" : "  FAILED");
 		fflush(stdout);

@@ -20,6 +20,9 @@
  * holder of this boot lives, the pool is standby there. (After a kill -9 the
  * OSDs drop the dead client's watch with its connection, and librbd's own
  * acquire breaks the lock: that case needs no record.)
+ * A free extent whose data the image still holds (as after a crash between a
+ * free's durable commit and its discard) is discarded when the pool opens;
+ * the extents in use keep their data.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -224,6 +227,63 @@ static void test_configured_pool(void **state)
 	vreactor_destroy(r);
 }
 
+/* A standby pool's read-only view (vd_pool_view_refresh, docs/ceph.md "ALUA") and
+ * owner's group (vd_pool_owner_group, from the owner record): the volumes the owner made, with their identity (NAA, serial, size), read without the
+ * lock; a refresh shows a volume made since and hands the old view back; the owner
+ * keeps serving; the view is closed with the pools. */
+static void test_standby_view(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_config c;
+	conf_with(&c, img_a);
+	c.alua.group = 7; /* the owner's [alua] group, in its owner record */
+	struct vd_pools *ps = calloc(1, sizeof(*ps)), *ps2 = calloc(1, sizeof(*ps2));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	c.alua.group = 8;
+	struct vvol *v, *w;
+	assert_int_equal(vpool_volume_create(ps->p[0].pool, "vol", 64 * MIB, 4096, &v), 0);
+	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
+	assert_true(ps2->p[0].standby);
+	/* the standby gateway reads which group owns the pool (its LUNs' RTPG) */
+	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0]), 7);
+	struct vpool *old;
+	struct vblk *old_dev;
+	assert_int_equal(vd_pool_view_refresh(ps, &ps->p[0], r, &old, &old_dev), -EINVAL); /* served */
+	assert_int_equal(vd_pool_view_refresh(ps2, &ps2->p[0], r, &old, &old_dev), 0);
+	assert_null(old);
+	struct vvol *sv = vpool_volume_find(ps2->p[0].view, "vol");
+	assert_non_null(sv);
+	struct vvol_info a, b;
+	vvol_get_info(v, &a);
+	vvol_get_info(sv, &b);
+	assert_memory_equal(a.naa, b.naa, sizeof(a.naa));
+	assert_string_equal(a.serial, b.serial);
+	assert_true(a.size == b.size);
+	assert_int_equal(a.block_size, b.block_size);
+	assert_int_equal(vpool_volume_create(ps2->p[0].view, "x", MIB, 512, NULL), -EROFS);
+	/* a volume made by the owner since: in the next view */
+	assert_int_equal(vpool_volume_create(ps->p[0].pool, "new", 8 * MIB, 512, &w), 0);
+	assert_null(vpool_volume_find(ps2->p[0].view, "new"));
+	assert_int_equal(vd_pool_view_refresh(ps2, &ps2->p[0], r, &old, &old_dev), 0);
+	assert_non_null(old);
+	vd_pool_view_close_old(old, old_dev);
+	assert_non_null(vpool_volume_find(ps2->p[0].view, "new"));
+	/* the owner was not disturbed */
+	uint8_t *buf = vblk_alloc_buf(MIB);
+	memset(buf, 7, MIB);
+	assert_int_equal(io(r, v, true, buf, 0, MIB), 0);
+	assert_false(vpool_fenced(ps->p[0].pool));
+	free(buf);
+	vd_pools_close(ps2); /* and its view */
+	vd_pools_close(ps);
+	free(ps);
+	free(ps2);
+	vreactor_destroy(r);
+}
+
 static void fill(uint8_t *buf)
 {
 	for (unsigned i = 0; i < MIB; i++)
@@ -365,6 +425,53 @@ static void test_restart_after_crash(void **state)
 	vreactor_destroy(r);
 }
 
+static void test_sweep_at_open(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_config c;
+	conf_with(&c, img_b);
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	struct vvol *v;
+	assert_int_equal(vpool_volume_create(ps->p[0].pool, "vol", 64 * MIB, 512, &v), 0);
+	uint8_t *buf = vblk_alloc_buf(MIB), *back = vblk_alloc_buf(MIB);
+	fill(buf);
+	assert_int_equal(io(r, v, true, buf, 0, MIB), 0); /* an extent in use */
+	struct vpool_stats st;
+	vpool_get_stats(ps->p[0].pool, &st);
+	uint64_t n_ext = st.capacity / st.extent;
+	uint64_t used = ceph_bytes(img_b, st.data_off);
+	/* data left in the last extent, which is free: what a crash between a free's
+	 * commit and its discard leaves behind */
+	assert_int_equal(vblk_pwrite_sync(ps->p[0].dev, buf, MIB, st.data_off + (n_ext - 1) * st.extent,
+					  0), 0);
+	assert_int_equal(vblk_flush_sync(ps->p[0].dev), 0);
+	assert_true(ceph_bytes(img_b, st.data_off) >= used + MIB);
+	vd_pools_close(ps);
+	/* opened again: given back, the extent in use intact */
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	for (int i = 0; i < 1000; i++) {
+		vpool_get_stats(ps->p[0].pool, &st);
+		if (st.store_io.discard_ops >= 1)
+			break;
+		assert_true(vreactor_run_once(r, 10) >= 0);
+	}
+	assert_true(st.store_io.discard_ops >= 1);
+	assert_int_equal(ceph_bytes(img_b, st.data_off), used);
+	v = vpool_volume_find(ps->p[0].pool, "vol");
+	assert_non_null(v);
+	assert_int_equal(io(r, v, false, back, 0, MIB), 0);
+	assert_memory_equal(buf, back, MIB);
+	vd_pools_close(ps);
+	free(ps);
+	free(buf);
+	free(back);
+	vreactor_destroy(r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--holder"))
@@ -375,7 +482,9 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_configured_pool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_standby_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_after_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_at_open, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

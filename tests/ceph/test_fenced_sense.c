@@ -8,6 +8,10 @@
  * CONDITION, NOT READY, LOGICAL UNIT NOT ACCESSIBLE, TARGET PORT IN STANDBY
  * STATE (02h/04h/0Bh, SPC-4 5.16.2.5), so the initiator uses another path;
  * and the data the new owner reads is what was acknowledged before the fence.
+ * With ALUA ([alua], src/scsi/alua.c) the fenced gateway's group is unavailable
+ * instead: 02h/04h/0Ch, after one ASYMMETRIC ACCESS STATE CHANGED (06h/2Ah/06h),
+ * and REPORT TARGET PORT GROUPS says so (and shows the one peer active/optimized:
+ * it took the pool) while the data commands are refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -49,19 +53,27 @@ static struct simhost_result run(struct simhost *h, const uint8_t *cdb, const vo
 	return r;
 }
 
-static void expect_standby(struct simhost_result r)
+static void expect_sense(struct simhost_result r, uint8_t key, uint8_t asc, uint8_t ascq)
 {
 	assert_int_equal(r.r.status, 2); /* CHECK CONDITION */
-	assert_int_equal(r.r.sense[2] & 0xf, 0x2); /* NOT READY */
-	assert_int_equal(r.r.sense[12], 0x04);
-	assert_int_equal(r.r.sense[13], 0x0B);
+	assert_int_equal(r.r.sense[2] & 0xf, key);
+	assert_int_equal(r.r.sense[12], asc);
+	assert_int_equal(r.r.sense[13], ascq);
 	simhost_result_free(&r);
 }
 
-static void test_fenced_lun(void **state)
+/* NOT READY, LOGICAL UNIT NOT ACCESSIBLE: standby (0Bh) without ALUA, unavailable
+ * (0Ch) with it */
+static uint8_t not_accessible_ascq;
+static void expect_standby(struct simhost_result r)
 {
-	(void)state;
-	snprintf(spec, sizeof(spec), "rbd:rbd/fenced-%d", (int)getpid());
+	expect_sense(r, 0x2, 0x04, not_accessible_ascq);
+}
+
+static void fenced_lun(bool alua)
+{
+	snprintf(spec, sizeof(spec), "rbd:rbd/fenced-%d%s", (int)getpid(), alua ? "-alua" : "");
+	not_accessible_ascq = alua ? 0x0C : 0x0B;
 	vblk_rbd_remove(spec, NULL);
 	struct vpool_params prm = {.extent_size = 1u << 20};
 	struct simhost *h;
@@ -69,6 +81,9 @@ static void test_fenced_lun(void **state)
 	assert_int_equal(simhost_create_pool_ex(spec, 64u << 20, &prm, false, SIMHOST_IO_URING, 1, &h,
 						err, sizeof(err)), 0);
 	assert_int_equal(simhost_volume_create(h, "v", 16u << 20, 512), 0);
+	const uint16_t peer = 2;
+	if (alua)
+		assert_int_equal(simhost_alua(h, 1, &peer, 1), 0);
 	assert_int_equal(simhost_attach(h, "v", 0), 0);
 	uint8_t data[4096];
 	memset(data, 0x5a, sizeof(data));
@@ -91,6 +106,19 @@ static void test_fenced_lun(void **state)
 	 * answer (stale: the new owner may have written them), an overwrite in place,
 	 * an allocating WRITE */
 	expect_standby(run(h, r0, NULL, 0, sizeof(data)));
+	if (alua) { /* the change is reported once, then RTPG: group 1 unavailable */
+		expect_sense(run(h, r9, NULL, 0, sizeof(data)), 0x6, 0x2A, 0x06);
+		const uint8_t rtpg[12] = {0xA3, 0x0A, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+		uint64_t tag;
+		assert_int_equal(simhost_submit(h, 0, rtpg, 12, NULL, 0, 256, &tag), 0);
+		struct simhost_result g;
+		assert_int_equal(simhost_reap(h, &g, 1, 60000), 1);
+		assert_int_equal(g.r.status, 0);
+		assert_int_equal(g.r.data_in[4], 0x03); /* group 1: unavailable */
+		assert_int_equal(g.r.data_in[7], 1);
+		assert_int_equal(g.r.data_in[16], 0x00); /* group 2, the one peer: the new owner */
+		simhost_result_free(&g);
+	}
 	expect_standby(run(h, r9, NULL, 0, sizeof(data)));
 	expect_standby(run(h, w0, data, sizeof(data), 0));
 	expect_standby(run(h, w1, data, sizeof(data), 0));
@@ -115,12 +143,25 @@ static void test_fenced_lun(void **state)
 	vblk_rbd_remove(spec, NULL);
 }
 
+static void test_fenced_lun(void **state)
+{
+	(void)state;
+	fenced_lun(false);
+}
+
+static void test_fenced_lun_alua(void **state)
+{
+	(void)state;
+	fenced_lun(true);
+}
+
 int main(void)
 {
 	if (!getenv("CEPH_CONF")) {
 		fprintf(stderr, "test_fenced_sense: CEPH_CONF is not set (run through ctest)\n");
 		return 1;
 	}
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_fenced_lun)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_fenced_lun),
+					   cmocka_unit_test(test_fenced_lun_alua)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

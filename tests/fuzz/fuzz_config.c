@@ -3,13 +3,15 @@
  * the defaults, from a memfd holding the input (read through /proc/self/fd).
  * Checked: a file refused says where and what: "FILE:LINE: what" with LINE a
  * line of the file, or, for the rules over the whole file (a pool without a
- * path, two pools on one path), "FILE: pool ..." naming the pool (or "FILE:
- * larger than 1 MiB"); an accepted one leaves pool names vaaid takes and that
+ * path, two pools on one path), "FILE: pool ..." naming the pool, or
+ * "FILE: [alua] ..." (peers without a group, or naming the group itself), or
+ * "FILE: larger than 1 MiB"; an accepted one leaves pool names vaaid takes and that
  * are safe (fz_name_safe); vd_config_finish frees it all (the leak checker
  * sees the rest).
  * Seeds: the commented default configuration the package ships
  * (tools/dist/vaaid.conf, uncommented), small files of each section, pool
- * names that must be refused (.., a leading .), the whole-file rules, and
+ * names that must be refused (.., a leading .), the whole-file rules, [alua]
+ * group/peers good and bad, and
  * lines longer than inih reads whole (a comment, a setting).
  */
 #include <stdio.h>
@@ -37,6 +39,8 @@ static void check_where(const char *err, const char *path, const uint8_t *data, 
 	const char *at = err + pl + 1;
 	if (!strncmp(at, " pool '", 7) || !strncmp(at, " pools '", 8))
 		return; /* a rule over the whole file, naming the pool */
+	if (!strncmp(at, " [alua] ", 8))
+		return; /* a rule over the whole [alua] section (its keys in any order) */
 	if (size >= (1u << 20) && !strcmp(at, " larger than 1 MiB"))
 		return;
 	char *end;
@@ -86,6 +90,11 @@ int fuzz_make_seeds(const char *dir)
 		{"pool-hidden", "[pool default]\n[pool .x]\npath = /var/lib/vaaid/x.pool\n"},
 		{"pool-no-path", "[pool fast]\nsize = 1G\n"},
 		{"pools-same-path", "[pool a]\npath = /dev/sdb\n[pool b]\npath = /dev/sdb\n"},
+		{"alua", "[alua]\ngroup = 1\npeers = 2, 3\n"},
+		{"alua-peers-first", "[alua]\npeers = 2\ngroup = 1\n"},
+		{"alua-no-group", "[alua]\npeers = 2\n"},
+		{"alua-own-group", "[alua]\ngroup = 2\npeers = 1,2\n"},
+		{"alua-bad", "[alua]\ngroup = 65536\npeers = 2,,2\n"},
 		/* lines longer than inih reads whole (198 bytes): a comment, a setting */
 		{"long-comment", "[daemon]\n# ----------------------------------------------------------"
 				 "----------------------------------------------------------------"

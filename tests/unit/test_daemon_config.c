@@ -70,6 +70,9 @@ static void test_every_key(void **state)
 			      "[pool ceph]\n"
 			      "path = rbd:vaai/ds1.pool\n"
 			      "size = 1T\n"
+			      "[alua]\n"
+			      "group = 65535\n"
+			      "peers = 1, 2 ,300\n"
 			      "[ceph]\n"
 			      "conf = /etc/ceph/site.conf\n"
 			      "client_id = vaaid.gw1\n"
@@ -78,6 +81,11 @@ static void test_every_key(void **state)
 			 0);
 	assert_string_equal(c.pools[2].path, "rbd:vaai/ds1.pool");
 	assert_string_equal(c.ceph.conf, "/etc/ceph/site.conf");
+	assert_int_equal(c.alua.group, 65535);
+	assert_int_equal(c.alua.n_peers, 3);
+	assert_int_equal(c.alua.peers[0], 1);
+	assert_int_equal(c.alua.peers[1], 2);
+	assert_int_equal(c.alua.peers[2], 300);
 	assert_string_equal(c.ceph.client_id, "vaaid.gw1");
 	assert_string_equal(c.ceph.keyring, "/etc/ceph/ceph.client.vaaid.keyring");
 	assert_string_equal(c.state_dir, "/srv/vaaid");
@@ -161,6 +169,18 @@ static void test_bad_files(void **state)
 	refused("[metrics]\nlisten = 127.0.0.1:0\n", 2, "is not ADDRESS:PORT");
 	refused("[metrics]\nlisten = 127.0.0.1\n", 2, "is not ADDRESS:PORT");
 	refused("[metrics]\nport = 9612\n", 2, "unknown key 'port' in [metrics]");
+	refused("[alua]\ngroup = 0\n", 2, "[alua] group '0' is not a target port group id 1..65535");
+	refused("[alua]\ngroup = 65536\n", 2, "is not a target port group id");
+	refused("[alua]\ngroup = -1\n", 2, "is not a target port group id");
+	refused("[alua]\ngroup = 1x\n", 2, "is not a target port group id");
+	refused("[alua]\ngroup = 1\npeers = 2,,3\n", 3, "[alua] peers '2,,3' is not a list");
+	refused("[alua]\ngroup = 1\npeers = 2,2\n", 3, "is not a list of distinct group ids");
+	refused("[alua]\ngroup = 1\npeers = 2,\n", 3, "is not a list");
+	refused("[alua]\ngroup = 1\npeers = 2,3,4,5,6,7,8,9\n", 3, "at most 7");
+	refused("[alua]\ngroup = 1\npeers = 0\n", 3, "is not a list");
+	refused("[alua]\nport = 1\n", 2, "unknown key 'port' in [alua]");
+	refused("[alua]\npeers = 2\n", 0, "[alua] peers without group");
+	refused("[alua]\ngroup = 2\npeers = 1, 2\n", 0, "[alua] peers name this gateway's own group 2");
 	refused("[pool p]\nsize = 1G\n", 0, "pool 'p' has no path");
 	refused("[pool a]\npath = /srv/x.pool\n[pool b]\npath = /srv/x.pool\n", 0,
 		"pools 'a' and 'b' have the same path /srv/x.pool");
@@ -201,7 +221,7 @@ static void test_shipped_file(void **state)
 	char text[16384] = "", line[512];
 	static const char *const keys[] = {"state_dir", "control_socket", "log_level",
 		"soft_threshold", "default_pool_size", "xcopy_scope", "whole_granule_writes",
-		"group_flush", "path", "size", "extent", "listen"};
+		"group_flush", "path", "size", "extent", "listen", "group", "peers"};
 	bool seen[sizeof(keys) / sizeof(keys[0])] = {false};
 	while (fgets(line, sizeof(line), f)) {
 		const char *l = line;
@@ -242,6 +262,12 @@ static void test_shipped_file(void **state)
 	assert_string_equal(c.ceph.client_id, "vaaid");
 	assert_string_equal(c.ceph.keyring, "/etc/ceph/ceph.client.vaaid.keyring");
 	memset(&c.ceph, 0, sizeof(c.ceph));
+	/* the example's [alua]: none by default */
+	assert_int_equal(d.alua.group, 0);
+	assert_int_equal(c.alua.group, 1);
+	assert_int_equal(c.alua.n_peers, 1);
+	assert_int_equal(c.alua.peers[0], 2);
+	memset(&c.alua, 0, sizeof(c.alua));
 	assert_memory_equal(&c, &d, sizeof(c)); /* nothing else differs */
 }
 

@@ -66,6 +66,9 @@ static void test_parse_refuses_damage(void **state)
 		"machine=m  boot=b pid=1 start=2 group=3",     /* empty word */
 		"boot=b machine=m pid=1 start=2 group=3",      /* out of order */
 		"machine=m boot=b pid=1x start=2 group=3",
+		"machine=m boot=b pid=01 start=2 group=3",     /* not as formatted */
+		"machine=m boot=b pid= 1 start=2 group=3",
+		"machine=m boot=b pid=1 start=2 group=3 ",     /* trailing space (found by fuzz_rbd_owner) */
 		"machine=m\x01 boot=b pid=1 start=2 group=3",
 		"machine=m boot=b pid=1 start=99999999999999999999 group=3",
 	};

@@ -63,6 +63,11 @@ struct simhost {
 	uint64_t kp_opens; /* io=rbd_kill: kill point wrappers made (each one's seed) */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
 	int xcopy_scope;        /* VD_XCOPY_* (simhost_set_xcopy_scope), as the daemon's xcopy_scope */
+	bool standby; /* simhost_open_standby: the store read-only, the pool replayed in memory */
+	/* ALUA as the daemon's [alua] (simhost_alua): group 0 = off */
+	uint16_t alua_group;
+	unsigned alua_n_peers;
+	uint16_t alua_peers[SCSI_ALUA_MAX_PEERS];
 	struct vd_views *views; /* the visibility groups as co-visibility facts (update_views) */
 	bool bench_skip_reserve; /* io=uring: simhost_bench_skip_reserve (benchmarks only) */
 	int group_flush;         /* io=uring: simhost_group_flush; -1 = vblk_uring's default */
@@ -243,7 +248,8 @@ static int open_store(struct simhost *h, const char *path, uint64_t create_size,
 		if (rc == 0)
 			vblk_killpoint_ack_killed(*out, h->ack_killed);
 	} else if (vblk_rbd_spec(path)) { /* a Ceph RBD image (CEPH_CONF's cluster) */
-		rc = vblk_open_store(h->r, path, create_size, NULL, out);
+		rc = h->standby ? vblk_rbd_open_readonly(h->r, path, NULL, out)
+				: vblk_open_store(h->r, path, create_size, NULL, out);
 	} else {
 		rc = vblk_uring_open(h->r, path, create_size, out);
 		if (rc == 0 && h->bench_skip_reserve)
@@ -494,6 +500,34 @@ int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struc
 	return 0;
 }
 
+int simhost_open_standby(const char *path, struct simhost **out, char *err, size_t errlen)
+{
+	if (!vblk_rbd_spec(path)) {
+		snprintf(err, errlen, "%s: a standby view needs an RBD image", path);
+		return -EINVAL;
+	}
+	struct simhost *h = host_new(path, SIMHOST_IO_URING, 0);
+	if (!h)
+		return -ENOMEM;
+	h->standby = true;
+	int rc = open_dev(h, 0, 0, err, errlen);
+	if (rc == 0) { /* as the daemon's vd_pool_view_refresh */
+		struct vpool_open_report rep = {0};
+		rc = vpool_open_stores(h->dev, h->jdev, VPOOL_OPEN_READONLY, &h->pool, &rep);
+		if (rc < 0)
+			snprintf(err, errlen, "cannot view pool %s: %s%s%s", path, strerror(-rc),
+				 rep.error[0] ? ": " : "", rep.error);
+	}
+	if (rc == 0)
+		rc = engine_start(h);
+	if (rc < 0) {
+		setup_failed(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
 /* ---- LUNs */
 
 /*
@@ -593,6 +627,9 @@ static int lun_bringup(struct simhost *h, int n)
 			      h->threshold_pct);
 	l->lun.xcopy_peer = sim_xcopy_peer;
 	l->lun.peer_arg = h;
+	if (h->alua_group) /* as the daemon's vd_device_add with [alua] */
+		scsi_alua_configure(&l->lun, h->alua_group, h->alua_peers, h->alua_n_peers,
+				    h->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
 	rc = tcmu_dev_create(h->r, l->map, l->map_size, simk_irq_fd(l->k), simk_doorbell_fd(l->k),
 			     &l->lun, &l->dev);
 	return rc < 0 ? rc : update_views(h);
@@ -747,6 +784,26 @@ int simhost_set_xcopy_scope(struct simhost *h, int scope)
 		return -EINVAL;
 	engine_stop(h);
 	h->xcopy_scope = scope;
+	return engine_start(h);
+}
+
+int simhost_alua(struct simhost *h, uint16_t group, const uint16_t *peers, unsigned n_peers)
+{
+	if (n_peers > SCSI_ALUA_MAX_PEERS || (n_peers && !group))
+		return -EINVAL;
+	h->alua_group = group;
+	h->alua_n_peers = n_peers;
+	if (n_peers)
+		memcpy(h->alua_peers, peers, n_peers * sizeof(peers[0]));
+	return 0;
+}
+
+int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner)
+{
+	engine_stop(h);
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && h->luns[i].dev && h->luns[i].lun.alua.enabled)
+			scsi_alua_set_states(&h->luns[i].lun, local, owner);
 	return engine_start(h);
 }
 

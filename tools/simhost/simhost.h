@@ -66,6 +66,13 @@ int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_p
 			   struct simhost **out, char *err, size_t errlen);
 int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
 		      char *err, size_t errlen);
+/*
+ * A standby gateway's engine on an RBD pool another engine serves (docs/ceph.md
+ * "ALUA"): the image opened read-only without its lock, the pool replayed in
+ * memory (VPOOL_OPEN_READONLY), as the daemon's view of a standby pool. LUNs of
+ * existing volumes attach; with simhost_alua they are standby from the start.
+ */
+int simhost_open_standby(const char *path, struct simhost **out, char *err, size_t errlen);
 /* Remove a pool's files (PATH and PATH.journal); missing ones are fine. */
 void simhost_remove_pool(const char *path);
 /* Clean shutdown (waits for in-flight commands, checkpoints, closes). */
@@ -95,6 +102,16 @@ int simhost_set_visibility(struct simhost *h, int lun, int group);
  * the co-visibility facts). Kept across reopen. -EINVAL for another value.
  */
 int simhost_set_xcopy_scope(struct simhost *h, int scope);
+/*
+ * ALUA as the daemon's [alua] section (src/scsi/alua.c; default group 0: off):
+ * LUNs attached from now on get this gateway's group and the peers' groups, the
+ * local group active/optimized. -EINVAL for more than SCSI_ALUA_MAX_PEERS peers
+ * or peers without a group.
+ */
+int simhost_alua(struct simhost *h, uint16_t group, const uint16_t *peers, unsigned n_peers);
+/* What the daemon does when a pool's ownership changes (vd_devices_alua):
+ * scsi_alua_set_states(local, owner) on every attached LUN with ALUA. */
+int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner);
 /* The NAA designator (VPD 83h) of an attached LUN; -ENODEV if not attached. */
 int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
 /* The ring state of an attached LUN's device (tcmu_dev_get_diag); -ENODEV if not attached. */

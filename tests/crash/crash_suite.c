@@ -226,7 +226,7 @@ struct suite {
 	uint64_t trash_recorded; /* garbage found where a change was in flight (trash mode) */
 	struct vblk_crashsim_fault_stats fst; /* summed over the run's devices */
 	/* --rbd: the kills (simhost_last_kill) */
-	uint64_t kills, kill_in_flight, kill_dropped;
+	uint64_t kills, kill_in_flight, kill_dropped, swept;
 	uint64_t takeover_ms_sum, takeover_ms_max, recovery_ms_sum, recovery_ms_max;
 	uint64_t checks_skipped; /* vaai-check runs not made (--rbd: it opens files only) */
 };
@@ -1471,6 +1471,7 @@ static void note_kill(struct suite *s)
 	s->kills++;
 	s->kill_in_flight += k.in_flight;
 	s->kill_dropped += k.dropped;
+	s->swept += k.swept;
 	s->takeover_ms_sum += tk;
 	s->takeover_ms_max = max64(s->takeover_ms_max, tk);
 	s->recovery_ms_sum += rec;
@@ -1704,10 +1705,11 @@ int main(int argc, char **argv)
 	if (s.rbd) {
 		printf("crash_suite: RBD: %" PRIu64 " kills (engine frozen at the armed I/O, image taken "
 		       "over: old client blocklisted); %" PRIu64 " changes passed to librbd and not "
-		       "completed at the kills (may land or not), %" PRIu64 " never sent; takeover "
-		       "mean %" PRIu64 " ms, max %" PRIu64 " ms; recovery mean %" PRIu64 " ms, max %" PRIu64
-		       " ms\n",
-		       s.kills, s.kill_in_flight, s.kill_dropped,
+		       "completed at the kills (may land or not), %" PRIu64 " never sent; %" PRIu64
+		       " free extents still held by the image given back by the sweep after "
+		       "recovery; takeover mean %" PRIu64 " ms, max %" PRIu64 " ms; recovery mean %"
+		       PRIu64 " ms, max %" PRIu64 " ms\n",
+		       s.kills, s.kill_in_flight, s.kill_dropped, s.swept,
 		       s.kills ? s.takeover_ms_sum / s.kills : 0, s.takeover_ms_max,
 		       s.kills ? s.recovery_ms_sum / s.kills : 0, s.recovery_ms_max);
 		printf("crash_suite: RBD: SKIPPED (not passed, not applicable): fault modes trash and "
@@ -1760,6 +1762,8 @@ int main(int argc, char **argv)
 		{"garbage recorded where a change was in flight", s.fault != F_TRASH || s.trash_recorded},
 		{"unsynced writes lost with an unmapped block", s.fault != F_ALLOC || s.fst.unmapped_dropped},
 		{"allocations lost by a power cut", s.fault != F_ALLOC || s.fst.lost_allocs},
+		/* --rbd: the sweep after a takeover found free extents the image still held */
+		{"free extents swept after a kill (RBD)", !s.rbd || s.swept},
 	};
 	for (size_t i = 0; s.points >= 100 && !s.no_coverage && i < sizeof(need) / sizeof(need[0]); i++)
 		if (!need[i].n)

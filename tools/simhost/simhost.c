@@ -1031,6 +1031,10 @@ static int kill_and_take_over(struct simhost *h)
 	store_opened(h, &h->dev);
 	memset(&h->last_recovery, 0, sizeof(h->last_recovery));
 	rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, &h->last_recovery);
+	/* as the daemon after an open or takeover (src/daemon/pools.c): free extents the
+	 * image still holds are discarded (their discards run once the engine does) */
+	if (rc == 0)
+		rc = vpool_sweep_store(h->pool, &h->last_kill.swept);
 	h->last_kill.takeover_ns = t1 - t0;
 	h->last_kill.old_close_ns = t2 - t1;
 	h->last_kill.recovery_ns = vclock_ns() - t2;

@@ -139,9 +139,10 @@ void simhost_last_recovery(const struct simhost *h, struct vpool_open_report *re
 /* io=rbd_kill: what the last simhost_crash did: changes the dead engine had passed to
  * librbd and not seen complete (they may land or not) and those it never sent; the
  * times of the takeover (lock broken, old client blocklisted, lock taken), of the old
- * client's teardown and of the recovery. */
+ * client's teardown and of the recovery; the free extents the sweep after the
+ * recovery found held by the image (vpool_sweep_store, as the daemon's takeover). */
 struct simhost_kill_report {
-	uint64_t in_flight, dropped;
+	uint64_t in_flight, dropped, swept;
 	uint64_t takeover_ns, old_close_ns, recovery_ns;
 };
 void simhost_last_kill(const struct simhost *h, struct simhost_kill_report *rep);

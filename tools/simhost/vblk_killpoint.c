@@ -250,6 +250,16 @@ static int k_grow(struct vblk *b, uint64_t new_size)
 	return rc;
 }
 
+/* What the store holds (the sweep at takeover: vpool_sweep_store); synchronous. */
+static int k_mapped(struct vblk *b, uint64_t off, uint64_t len,
+		    int (*cb)(void *arg, uint64_t off, uint64_t len), void *arg)
+{
+	struct kdev *d = to_k(b);
+	if (atomic_load(&d->killed))
+		return -EIO;
+	return vblk_mapped(d->in, off, len, cb, arg);
+}
+
 static void k_close(struct vblk *b)
 {
 	struct kdev *d = to_k(b);
@@ -271,6 +281,7 @@ static const struct vblk_ops kill_ops = {
 	.grow = k_grow,
 	.close = k_close,
 	.discard = k_discard,
+	.mapped = k_mapped,
 };
 
 int vblk_killpoint_wrap(struct vreactor *r, struct vblk *inner, uint64_t seed, struct vblk **out)

@@ -86,7 +86,7 @@
  * the image over (lock broken, the old client blocklisted) and recovers the
  * pool; then the same check. Fault mode tear only; --self-test and vaai-check
  * (files only) are skipped and the run says so. --mutate-ack-killed: the I/O a
- * kill is armed at is acknowledged unsent, the kill comes at the next one (the
+ * kill is armed at is acknowledged unsent, the kill comes 64 changes later (the
  * oracle's test on RBD: it must fail). docs/crash.md, "RBD".
  * The seed: --seed S; else derived from --commit (tests/crash/run-suite passes
  * `git rev-parse HEAD`), the fault mode, --whole-granules and --salt (the

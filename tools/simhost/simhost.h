@@ -147,7 +147,7 @@ struct simhost_kill_report {
 };
 void simhost_last_kill(const struct simhost *h, struct simhost_kill_report *rep);
 /* io=rbd_kill, the oracle's own test only: the I/O the kill is armed at completes
- * with success without being sent, and the kill comes at the next one (an engine
+ * with success without being sent, and the kill comes 64 changes later (an engine
  * that acknowledged a journal commit Ceph never got). -EOPNOTSUPP otherwise. */
 int simhost_rbd_kill_ack_killed(struct simhost *h, bool on);
 /* crashsim, rbd_kill: arm a crash (a kill) at the n-th write/flush (rbd_kill: and

@@ -48,12 +48,17 @@ struct kdev {
 	atomic_bool killed;
 	atomic_uint_fast64_t count; /* writes + flushes + discards submitted */
 	uint64_t target;            /* kill when count reaches it (0: disarmed) */
-	bool ack_killed, lied;      /* vblk_killpoint_ack_killed: the lie told, kill at the next */
+	bool ack_killed;            /* vblk_killpoint_ack_killed */
+	uint64_t lied_at;           /* its lie told at this count (0: not yet); kill LIE_LAG later */
 	uint64_t passed;            /* changes passed to the inner store, not completed */
 	uint64_t at_kill_in_flight, dropped;
 	uint64_t rng;
 	struct kreq *reqs; /* every request not yet finished (freed at close) */
 };
+
+/* vblk_killpoint_ack_killed: changes between the lie and the kill, so that the engine
+ * acknowledges what the lie completed and the suite sees it before the kill. */
+#define LIE_LAG 64u
 
 enum kkind { K_READ, K_WRITE, K_FLUSH, K_DISCARD, K_ALLOC };
 
@@ -191,12 +196,12 @@ static int submit(struct kdev *d, enum kkind kind, const struct iovec *iov, int 
 	bool changes = kind == K_WRITE || kind == K_FLUSH || kind == K_DISCARD;
 	if (changes && !atomic_load(&d->killed)) {
 		uint64_t n = atomic_fetch_add(&d->count, 1) + 1;
-		if (d->lied) {
-			kill_now(d); /* the lie told: now the process dies */
+		if (d->lied_at && n >= d->lied_at + LIE_LAG) {
+			kill_now(d); /* the lie told and believed: now the process dies */
 		} else if (d->target && n == d->target) {
 			if (d->ack_killed) {
 				q->lie = true; /* "done", never sent */
-				d->lied = true;
+				d->lied_at = n;
 				d->dropped++;
 			} else {
 				kill_now(d);

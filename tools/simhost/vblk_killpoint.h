@@ -25,8 +25,9 @@ uint64_t vblk_killpoint_io_count(const struct vblk *b); /* writes+flushes+discar
  * (they may land or not), and those dropped unsent by it (the kill's own included). */
 void vblk_killpoint_kill_stats(const struct vblk *b, uint64_t *in_flight, uint64_t *dropped);
 /* Test of the oracle only (crash_suite --mutate-ack-killed): the operation the kill
- * fires on "completes" with success without being sent, as a process that
- * acknowledged a journal commit before Ceph had it would. */
+ * is armed at "completes" with success without being sent, as a process that
+ * acknowledged a journal commit before Ceph had it would; the kill comes 64
+ * changes later (so that what the lie completed is acknowledged and seen). */
 void vblk_killpoint_ack_killed(struct vblk *b, bool on);
 
 #endif

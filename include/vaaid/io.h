@@ -155,6 +155,8 @@ struct vblk_ops {
 	/* Grow the device to new_size bytes (synchronous; control path only). */
 	int (*grow)(struct vblk *b, uint64_t new_size);
 	void (*close)(struct vblk *b);
+	/* vblk_close_live; NULL: close (nothing of the store's close blocks). */
+	void (*close_live)(struct vblk *b);
 	/* Give [off, off+len) back to the store (it reads zeros afterwards); NULL: the
 	 * store cannot (vblk_discard answers -EOPNOTSUPP). */
 	int (*discard)(struct vblk *b, uint64_t off, uint64_t len, struct vio_op *op);
@@ -215,6 +217,20 @@ static inline void vblk_close(struct vblk *b)
 		b->ops->close(b);
 }
 
+/*
+ * The same for a device whose reactor runs on (the control path, e.g. a pool
+ * closed and opened again after its creation): a store whose close blocks
+ * (vblk_rbd: librbd's close releasing the image's lock, the cluster
+ * connection's shutdown) waits for it on a worker thread while the reactor
+ * serves everything else (voffload_run). Call it from the reactor's thread,
+ * outside its callbacks.
+ */
+static inline void vblk_close_live(struct vblk *b)
+{
+	if (b)
+		(b->ops->close_live ? b->ops->close_live : b->ops->close)(b);
+}
+
 /* Synchronous helpers for the control path (run the reactor until done). */
 int vblk_pread_sync(struct vblk *b, void *buf, size_t len, uint64_t off);
 int vblk_pwrite_sync(struct vblk *b, const void *buf, size_t len, uint64_t off, unsigned flags);
@@ -222,6 +238,20 @@ int vblk_flush_sync(struct vblk *b);
 int vblk_allocate_sync(struct vblk *b, uint64_t off, uint64_t len); /* -EOPNOTSUPP: cannot reserve */
 
 void *vblk_alloc_buf(size_t len); /* VBLK_ALIGN-aligned, zeroed; free with free() */
+
+/*
+ * Run fn(arg) on a short-lived worker thread and wait for it by running r (as
+ * the synchronous helpers above do), so the reactor's other work (other LUNs'
+ * rings, other pools' I/O) goes on while fn blocks (src/io/offload.c). For the
+ * control path's blocking library calls (librados/librbd connect, open, lock
+ * break, resize, close). Returns fn's result (negative errno or >= 0). Call it
+ * from r's thread, outside r's callbacks. fn may touch only its own argument
+ * (and thread-safe library handles in it), never r, a pool or a device the
+ * reactor thread uses meanwhile. r NULL: fn runs in the caller. Without a
+ * thread (pthread_create fails) fn also runs in the caller, blocking.
+ */
+typedef int (*voffload_fn)(void *arg);
+int voffload_run(struct vreactor *r, voffload_fn fn, void *arg);
 
 /*
  * vblk_uring: path is a regular file or a block device. create_size > 0
@@ -387,14 +417,19 @@ int vblk_rbd_owner_peek(const char *spec, const struct vblk_rbd_conf *conf,
 			struct vblk_rbd_owner *out);
 /* Remove the image of spec (tests, and `pool create` undoing itself); -ENOENT if none. */
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf);
+/* The same, waiting for librados/librbd by running r (voffload_run; r NULL: blocks). */
+int vblk_rbd_remove_live(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf);
 
 /*
  * A pool's store by its path (src/io/vblk_open.c): "rbd:POOL/IMAGE" opens the RBD
  * image (rbd: librados settings, may be NULL), anything else vblk_uring_open.
- * vblk_remove_store: unlink the file, or remove the image.
+ * An image's librados/librbd calls that block run on a worker thread while the
+ * caller runs r (voffload_run): call it from r's thread, outside its callbacks.
+ * vblk_remove_store: unlink the file, or remove the image (r: as for the open;
+ * NULL: the removal blocks the caller).
  */
 int vblk_open_store(struct vreactor *r, const char *path, uint64_t create_size,
 		    const struct vblk_rbd_conf *rbd, struct vblk **out);
-int vblk_remove_store(const char *path, const struct vblk_rbd_conf *rbd);
+int vblk_remove_store(struct vreactor *r, const char *path, const struct vblk_rbd_conf *rbd);
 
 #endif

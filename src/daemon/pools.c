@@ -8,7 +8,9 @@
  * by every journal write); a pool on a block device keeps it inside. A path
  * "rbd:CEPHPOOL/IMAGE" is a Ceph RBD image (vblk_rbd, reached with the [ceph]
  * settings): created when missing, its journal inside, removed again when
- * its creation fails.
+ * its creation fails. Its blocking librados/librbd calls (open, takeover,
+ * create, close, remove) run on a worker thread while the reactor serves the
+ * other pools' LUNs (src/io/vblk_rbd.c says why nothing re-enters meanwhile).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,10 +62,11 @@ static struct vblk_rbd_conf rbd_conf(const struct vd_pools *ps)
 	};
 }
 
+/* (the reactor runs on: an RBD store's close waits on a worker, vblk_close_live) */
 static void close_stores(struct vd_pool *vp)
 {
-	vblk_close(vp->jdev);
-	vblk_close(vp->dev);
+	vblk_close_live(vp->jdev);
+	vblk_close_live(vp->dev);
 	vp->jdev = vp->dev = NULL;
 }
 
@@ -191,7 +194,7 @@ static int create_one(const struct vd_pools *ps, struct vd_pool *vp, struct vrea
 	}
 	close_stores(vp);
 	if (rc < 0) {
-		vblk_remove_store(vp->path, &rbd);
+		vblk_remove_store(r, vp->path, &rbd);
 		if (rc != -EEXIST && jpath[0]) /* (an existing journal file is not ours to remove) */
 			unlink(jpath);
 		return rc;

@@ -27,6 +27,33 @@
  *     client, every operation fails with -ESHUTDOWN (Ceph's EBLOCKLISTED);
  *     the pool then fails (a journal write that fails marks it failed) and
  *     acknowledges nothing more.
+ *   - Blocking calls: librados' and librbd's synchronous calls (connect,
+ *     create, open, the read-only open of a standby pool's view, lock
+ *     acquire, the takeover's lock break and blocklist, the owner record,
+ *     resize, close and shutdown, remove) take mon/OSD round trips, 1-2 s
+ *     for a takeover from a live holder and ~30 s from a dead one (its watch
+ *     times out). They run on voffload_run's worker thread (src/io/offload.c)
+ *     while the caller runs the reactor, so every other LUN's I/O goes on.
+ *     The worker touches only its job: a new rdev nobody else reaches until
+ *     the open returns (*out is set afterwards, on the reactor's thread), the
+ *     caller's conf, or the image handle (librbd takes a resize from one thread
+ *     and I/O from another); the owner record's reads of /proc and /etc are
+ *     thread-safe too. Re-entrancy while the caller waits (reviewed
+ *     for the daemon, src/daemon/main.c): the reactor runs only callbacks --
+ *     other LUNs' rings and pools' I/O, timers; control requests, netlink,
+ *     D-Bus, metrics and signals only set flags that the outer loop handles
+ *     after the operation, so no second control operation starts, and nothing
+ *     reaches the pool being opened: a standby pool (takeover) has no LUN and
+ *     stays standby until the open and recovery returned, a pool being created
+ *     is not in the pool table yet, and a pool being grown serves its own I/O
+ *     inside its old size (its state changes only after the resize). The
+ *     systemd STATUS line (a timer) skips standby pools, and reads no pool
+ *     once the daemon is stopping (vd_pools_close's closes). vaai-sim and the
+ *     tools open with their engine stopped: the caller owns the reactor.
+ *     Still on the caller's thread: vblk_rbd_owner_peek (no reactor to run;
+ *     the daemon's ALUA asks it when a standby pool's LUN is added),
+ *     vblk_close (callers whose reactor may be gone: a standby view's close)
+ *     and rdev_mapped (the object map, in memory while the lock is held).
  */
 #include <errno.h>
 #include <poll.h>
@@ -317,13 +344,28 @@ static int rdev_allocate(struct vblk *b, uint64_t off, uint64_t len, struct vio_
 	return 0;
 }
 
+struct resize_job {
+	rbd_image_t img;
+	uint64_t size;
+};
+
+static int resize_blocking(void *arg)
+{
+	struct resize_job *j = arg;
+	return rbd_resize(j->img, j->size);
+}
+
 static int rdev_grow(struct vblk *b, uint64_t new_size)
 {
 	struct rdev *d = to_rdev(b);
 	if (new_size < b->size || new_size % VBLK_SECTOR)
 		return -EINVAL;
 	if (new_size > b->size) {
-		int rc = rbd_resize(d->img, new_size);
+		/* a mon/OSD round trip or more: on a worker, while the reactor serves the
+		 * rest (also this pool's I/O, inside the old size; librbd's image handle
+		 * takes I/O and a resize from different threads) */
+		struct resize_job rj = {.img = d->img, .size = new_size};
+		int rc = voffload_run(b->reactor, resize_blocking, &rj);
 		if (rc < 0)
 			return rc;
 	}
@@ -376,6 +418,21 @@ static void rdev_close(struct vblk *b)
 	free(d);
 }
 
+static int disconnect_blocking(void *arg)
+{
+	disconnect(arg);
+	return 0;
+}
+
+/* vblk_close_live: librbd's close (the lock's release: an OSD round trip) and the
+ * cluster connection's shutdown on a worker, while the reactor serves the rest. */
+static void rdev_close_live(struct vblk *b)
+{
+	struct rdev *d = to_rdev(b);
+	voffload_run(b->reactor, disconnect_blocking, d);
+	free(d);
+}
+
 static const struct vblk_ops rdev_ops = {
 	.readv = rdev_readv,
 	.writev = rdev_writev,
@@ -383,6 +440,7 @@ static const struct vblk_ops rdev_ops = {
 	.allocate = rdev_allocate,
 	.grow = rdev_grow,
 	.close = rdev_close,
+	.close_live = rdev_close_live,
 	.discard = rdev_discard,
 	.mapped = rdev_mapped,
 };
@@ -431,6 +489,19 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
  * -ESHUTDOWN (Ceph's EBLOCKLISTED), also those already in flight that the
  * OSDs had not applied: a gateway that was only cut off cannot write after.
  */
+/* Does a client hold the image's exclusive lock? 0 or -errno. */
+static int lock_held(struct rdev *d, bool *held)
+{
+	rbd_lock_mode_t mode;
+	char *owners[4];
+	size_t n = 4;
+	int rc = rbd_lock_get_owners(d->img, &mode, owners, &n);
+	*held = rc == 0 && n > 0;
+	if (rc == 0)
+		rbd_lock_get_owners_cleanup(owners, n);
+	return rc == -ENOENT ? 0 : rc;
+}
+
 static int break_lock(struct rdev *d)
 {
 	rbd_lock_mode_t mode;
@@ -545,45 +616,74 @@ int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rb
 	return open_image(r, spec, conf, 0, true, out);
 }
 
-static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
-		      uint64_t create_size, bool takeover, struct vblk **out)
-{
+/* What open_blocking needs and makes (its only data while it runs on the worker). */
+struct open_job {
+	const struct vblk_rbd_conf *conf;
 	struct vblk_rbd_name nm;
-	if (!r || !out || vblk_rbd_parse(spec, &nm) < 0 || create_size % VBLK_SECTOR)
-		return -EINVAL;
-	struct rdev *d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->efd = -1;
-	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", nm.pool, nm.image);
-	int rc = connect_cluster(conf, nm.pool, &d->cluster, &d->io);
+	uint64_t create_size;
+	bool takeover;
+	struct rdev *d; /* new, reached by nobody else until the open returns */
+	uint64_t size;
+};
+
+/* The blocking part of an open, on voffload_run's worker: connect, create,
+ * open, lock (breaking the holder's on a takeover), the completion eventfd.
+ * Failing, it undoes all of it (a created image is removed again). */
+static int open_blocking(void *arg)
+{
+	struct open_job *j = arg;
+	struct rdev *d = j->d;
+	int rc = connect_cluster(j->conf, j->nm.pool, &d->cluster, &d->io);
 	if (rc < 0)
 		goto fail;
-	if (create_size) {
+	if (j->create_size) {
 		/* 1 MiB objects (librbd's default is 4 MiB): a pool extent of 1 MiB or more
 		 * then covers whole objects, and its discard removes them, which gives the
 		 * space back on every OSD store (a part of an object is only zeroed, and
 		 * memstore, the tests' store, keeps zeroed parts). The default features
 		 * (layering, exclusive-lock, object-map, fast-diff, deep-flatten). */
 		int order = 20;
-		rc = rbd_create(d->io, nm.image, create_size, &order);
+		rc = rbd_create(d->io, j->nm.image, j->create_size, &order);
 		if (rc < 0) {
 			fprintf(stderr, "vblk_rbd: cannot create %s: %s\n", d->name, strerror(-rc));
 			goto fail;
 		}
 	}
-	rc = rbd_open(d->io, nm.image, &d->img, NULL);
+	rc = rbd_open(d->io, j->nm.image, &d->img, NULL);
 	if (rc < 0) {
 		fprintf(stderr, "vblk_rbd: cannot open %s: %s\n", d->name, strerror(-rc));
 		d->img = NULL;
 		goto fail;
 	}
-	rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
-	if (rc == -EROFS && (takeover || holder_is_dead_predecessor(d))) {
+	/*
+	 * A plain open never takes a lock another client holds: librbd's acquire
+	 * would wait for the holder and, once its watch has lapsed (~30 s; a gateway
+	 * cut off from the cluster as much as a dead one), break the lock and
+	 * blocklist it -- a takeover nobody decided (issue 26 item 2). So a held
+	 * lock means standby at once, unless the owner record says the holder is
+	 * this machine's vaaid that is gone: that one is taken back at once.
+	 */
+	bool take = j->takeover;
+	if (!take) {
+		bool held;
+		rc = lock_held(d, &held);
+		if (rc < 0)
+			goto fail;
+		if (held && !holder_is_dead_predecessor(d)) {
+			rc = -EROFS;
+			goto refused;
+		}
+		take = held;
+	}
+	rc = take ? break_lock(d) : 0;
+	if (rc == 0)
+		rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
+	if (rc == -EROFS && j->takeover) { /* taken by a third client meanwhile */
 		rc = break_lock(d);
 		if (rc == 0)
 			rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
 	}
+refused:
 	if (rc < 0) {
 		fprintf(stderr, "vblk_rbd: %s: %s\n", d->name,
 			rc == -EROFS ? "its exclusive lock is held by another client (another gateway "
@@ -592,30 +692,45 @@ static int open_image(struct vreactor *r, const char *spec, const struct vblk_rb
 		rc = rc == -EROFS ? -EBUSY : rc;
 		goto fail;
 	}
-	owner_set(d, conf);
-	uint64_t size;
-	if ((rc = rbd_get_size(d->img, &size)) < 0 ||
+	owner_set(d, j->conf);
+	if ((rc = rbd_get_size(d->img, &j->size)) < 0 ||
 	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
 	    (rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD)) < 0) {
 		rc = rc < 0 ? rc : -errno;
 		fprintf(stderr, "vblk_rbd: %s: %s\n", d->name, strerror(-rc));
 		goto fail;
 	}
-	d->b.ops = &rdev_ops;
-	d->b.reactor = r;
-	d->b.size = size - size % VBLK_SECTOR;
-	*out = &d->b;
 	return 0;
 fail:
-	if (create_size && rc != -EEXIST && d->io) {
+	if (j->create_size && rc != -EEXIST && d->io) {
 		if (d->img) {
 			rbd_close(d->img);
 			d->img = NULL;
 		}
-		rbd_remove(d->io, nm.image); /* undo the create */
+		rbd_remove(d->io, j->nm.image); /* undo the create */
 	}
 	disconnect(d);
-	free(d);
+	return rc;
+}
+
+/* The blocking part of a read-only open, on voffload_run's worker (as
+ * open_blocking: j->d is new, reached by nobody else). */
+static int open_readonly_blocking(void *arg)
+{
+	struct open_job *j = arg;
+	struct rdev *d = j->d;
+	int rc = connect_cluster(j->conf, j->nm.pool, &d->cluster, &d->io);
+	if (rc == 0 && (rc = rbd_open_read_only(d->io, j->nm.image, &d->img, NULL)) < 0)
+		d->img = NULL;
+	if (rc == 0 && (rc = rbd_get_size(d->img, &j->size)) == 0 &&
+	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD);
+	if (rc < 0) {
+		fprintf(stderr, "vblk_rbd: %s (read-only): %s\n", d->name, strerror(-rc));
+		disconnect(d);
+	}
 	return rc;
 }
 
@@ -624,49 +739,83 @@ fail:
 int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 			   struct vblk **out)
 {
-	struct vblk_rbd_name nm;
-	if (!r || !out || vblk_rbd_parse(spec, &nm) < 0)
+	struct open_job j = {.conf = conf};
+	if (!r || !out || vblk_rbd_parse(spec, &j.nm) < 0)
 		return -EINVAL;
 	struct rdev *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->efd = -1;
-	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", nm.pool, nm.image);
-	uint64_t size = 0;
-	int rc = connect_cluster(conf, nm.pool, &d->cluster, &d->io);
-	if (rc == 0 && (rc = rbd_open_read_only(d->io, nm.image, &d->img, NULL)) < 0)
-		d->img = NULL;
-	if (rc == 0 && (rc = rbd_get_size(d->img, &size)) == 0 &&
-	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD);
+	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", j.nm.pool, j.nm.image);
+	j.d = d;
+	int rc = voffload_run(r, open_readonly_blocking, &j);
 	if (rc < 0) {
-		fprintf(stderr, "vblk_rbd: %s (read-only): %s\n", d->name, strerror(-rc));
-		disconnect(d);
 		free(d);
 		return rc;
 	}
 	d->b.ops = &rdev_ops;
 	d->b.reactor = r;
-	d->b.size = size - size % VBLK_SECTOR;
+	d->b.size = j.size - j.size % VBLK_SECTOR;
 	*out = &d->b;
 	return 0;
 }
 
-int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
+static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
+		      uint64_t create_size, bool takeover, struct vblk **out)
 {
-	struct vblk_rbd_name nm;
-	if (vblk_rbd_parse(spec, &nm) < 0)
+	struct open_job j = {.conf = conf, .create_size = create_size, .takeover = takeover};
+	if (!r || !out || vblk_rbd_parse(spec, &j.nm) < 0 || create_size % VBLK_SECTOR)
 		return -EINVAL;
+	struct rdev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->efd = -1;
+	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", j.nm.pool, j.nm.image);
+	j.d = d;
+	/* librados' and librbd's calls block for seconds (mon and OSD round trips; a
+	 * dead holder's watch times out after ~30 s): on a worker thread, while this
+	 * reactor serves everything else. */
+	int rc = voffload_run(r, open_blocking, &j);
+	if (rc < 0) {
+		free(d);
+		return rc;
+	}
+	d->b.ops = &rdev_ops;
+	d->b.reactor = r;
+	d->b.size = j.size - j.size % VBLK_SECTOR;
+	*out = &d->b;
+	return 0;
+}
+
+struct remove_job {
+	const struct vblk_rbd_conf *conf;
+	struct vblk_rbd_name nm;
+};
+
+static int remove_blocking(void *arg)
+{
+	struct remove_job *j = arg;
 	rados_t cl = NULL;
 	rados_ioctx_t io = NULL;
-	int rc = connect_cluster(conf, nm.pool, &cl, &io);
+	int rc = connect_cluster(j->conf, j->nm.pool, &cl, &io);
 	if (rc == 0)
-		rc = rbd_remove(io, nm.image);
+		rc = rbd_remove(io, j->nm.image);
 	if (io)
 		rados_ioctx_destroy(io);
 	if (cl)
 		rados_shutdown(cl);
 	return rc;
+}
+
+int vblk_rbd_remove_live(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf)
+{
+	struct remove_job j = {.conf = conf};
+	if (vblk_rbd_parse(spec, &j.nm) < 0)
+		return -EINVAL;
+	return voffload_run(r, remove_blocking, &j);
+}
+
+int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
+{
+	return vblk_rbd_remove_live(NULL, spec, conf);
 }

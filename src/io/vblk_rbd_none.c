@@ -19,6 +19,12 @@ int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
 	return -EPROTONOSUPPORT;
 }
 
+int vblk_rbd_remove_live(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf)
+{
+	(void)r;
+	return vblk_rbd_remove(spec, conf);
+}
+
 int vblk_rbd_takeover(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 		      struct vblk **out)
 {

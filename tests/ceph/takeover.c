@@ -278,7 +278,7 @@ int main(int argc, char **argv)
 	struct vpool_open_report rep;
 	if (vreactor_create(256, &r) < 0)
 		return 2;
-	vblk_remove_store(spec, NULL);
+	vblk_remove_store(NULL, spec, NULL);
 	struct vpool_params prm = {.size = 256u << 20};
 	struct vvol *v;
 	uint64_t mapped = 0, phys = 0;
@@ -419,7 +419,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)mapped);
 	if (served[0] < 0)
 		failed_rounds++; /* a first write failed */
-	vblk_remove_store(spec, NULL);
+	vblk_remove_store(NULL, spec, NULL);
 	vreactor_destroy(r);
 	free(tk);
 	free(served);

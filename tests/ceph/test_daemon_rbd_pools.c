@@ -20,6 +20,9 @@
  * holder of this boot lives, the pool is standby there. (After a kill -9 the
  * OSDs drop the dead client's watch with its connection, and librbd's own
  * acquire breaks the lock: that case needs no record.)
+ * A holder on another machine that died (its watch not lapsed yet, or lapsed)
+ * leaves the pool standby here on a plain open -- librbd would break a lapsed
+ * holder's lock by itself after ~30 s -- until an explicit takeover.
  * A free extent whose data the image still holds (as after a crash between a
  * free's durable commit and its discard) is discarded when the pool opens;
  * the extents in use keep their data.
@@ -291,8 +294,8 @@ static void fill(uint8_t *buf)
 }
 
 /* Overwrite the image's owner record (through a client of its own: librbd
- * passes the change to the lock holder) with rec's, boot id replaced. */
-static int forge_owner_boot(const char *img, const char *boot)
+ * passes the change to the lock holder), its machine or boot id replaced. */
+static int forge_owner(const char *img, const char *machine, const char *boot)
 {
 	struct vblk_rbd_owner o;
 	char rec[VBLK_RBD_OWNER_MAX];
@@ -303,7 +306,10 @@ static int forge_owner_boot(const char *img, const char *boot)
 				     &o);
 	if (rc < 0)
 		return rc;
-	snprintf(o.boot, sizeof(o.boot), "%s", boot);
+	if (boot)
+		snprintf(o.boot, sizeof(o.boot), "%s", boot);
+	if (machine)
+		snprintf(o.machine, sizeof(o.machine), "%s", machine);
 	if ((rc = vblk_rbd_owner_format(&o, rec, sizeof(rec))) < 0)
 		return rc;
 	if ((rc = rados_create(&cl, NULL)) < 0)
@@ -327,7 +333,8 @@ static int forge_owner_boot(const char *img, const char *boot)
  * pool, write and acknowledge, say 'k'; then on 'f' make its owner record
  * claim an earlier boot of this machine and say 'k' (a vaaid that lived
  * before this machine rebooted, whose client's watch the OSDs have not timed
- * out yet: to Ceph that client still holds the lock); wait to be killed.
+ * out yet: to Ceph that client still holds the lock), on 'm' another
+ * machine; wait to be killed.
  */
 static int holder_main(const char *img, int fd)
 {
@@ -347,7 +354,9 @@ static int holder_main(const char *img, int fd)
 		ok = 'k';
 	if (write(fd, &ok, 1) != 1 || read(fd, &ok, 1) != 1)
 		return 2;
-	ok = forge_owner_boot(img, "00000000-earlier-boot") == 0 ? 'k' : 'x';
+	/* 'f': an earlier boot of this machine; 'm': another machine */
+	ok = forge_owner(img, ok == 'm' ? "another-gateway" : NULL,
+			 ok == 'm' ? NULL : "00000000-earlier-boot") == 0 ? 'k' : 'x';
 	if (write(fd, &ok, 1) != 1)
 		return 2;
 	for (;;) /* serving, as far as Ceph can tell */
@@ -425,6 +434,56 @@ static void test_restart_after_crash(void **state)
 	vreactor_destroy(r);
 }
 
+/*
+ * A holder on another machine that died (killed; its watch lapses after ~30 s):
+ * a plain open here is standby at once -- it never waits for librbd to break
+ * the lapsed holder's lock by itself (a takeover nobody decided) -- and an
+ * explicit takeover then serves the acknowledged data.
+ */
+static void test_dead_foreign_holder(void **state)
+{
+	(void)state;
+	struct vd_config c;
+	conf_with(&c, img_a);
+	uint8_t *buf = vblk_alloc_buf(MIB), *back = vblk_alloc_buf(MIB);
+	fill(buf);
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char fd[16];
+		int keep = dup(sp[1]);
+		snprintf(fd, sizeof(fd), "%d", keep);
+		execl("/proc/self/exe", "test_daemon_rbd_pools", "--holder", img_a, fd, (char *)NULL);
+		_exit(127);
+	}
+	close(sp[1]);
+	char ready = ask(sp[0], 0), forged = ready == 'k' ? ask(sp[0], 'm') : 0;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(sp[0]);
+	assert_int_equal(ready, 'k');
+	assert_int_equal(forged, 'k');
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	assert_true(ps->p[0].standby);
+	assert_null(ps->p[0].pool);
+	assert_int_equal(vd_pool_takeover(ps, r, "cp", err, sizeof(err)), 0);
+	struct vvol *v = vpool_volume_find(ps->p[0].pool, "vol");
+	assert_non_null(v);
+	assert_int_equal(io(r, v, false, back, 2 * MIB, MIB), 0);
+	assert_memory_equal(buf, back, MIB);
+	vd_pools_close(ps);
+	free(ps);
+	free(buf);
+	free(back);
+	vreactor_destroy(r);
+}
+
 static void test_sweep_at_open(void **state)
 {
 	(void)state;
@@ -484,6 +543,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_configured_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_standby_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_after_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_foreign_holder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_at_open, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

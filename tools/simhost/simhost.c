@@ -330,7 +330,7 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 		if (create_size && rc == -EEXIST) {
 			vblk_close(h->dev); /* the store just created goes again */
 			h->dev = NULL;
-			vblk_remove_store(h->path, NULL);
+			vblk_remove_store(h->r, h->path, NULL);
 		}
 	}
 	return rc;
@@ -429,7 +429,7 @@ int simhost_create_pool(const char *path, uint64_t size, const struct vpool_para
 void simhost_remove_pool(const char *path)
 {
 	char j[4096 + 16];
-	vblk_remove_store(path, NULL);
+	vblk_remove_store(NULL, path, NULL); /* no reactor here: blocks */
 	if (vpool_journal_path(path, j, sizeof(j)) == 0)
 		unlink(j);
 }

@@ -412,9 +412,35 @@ static void disconnect(struct rdev *d)
 		close(d->efd);
 }
 
+/*
+ * Operations still in flight at close (the reactor destroyed first, as
+ * vblk_close allows; the crash suite's kills on RBD do it): wait for librbd to
+ * finish them and free them without their callbacks, whose reactor is gone.
+ * A fenced client's fail at once; after 10 s of silence they are left.
+ */
+static void drop_inflight(struct rdev *d)
+{
+	while (d->inflight > 0 && d->img && d->efd >= 0) {
+		struct pollfd p = {.fd = d->efd, .events = POLLIN};
+		uint64_t v;
+		if (poll(&p, 1, 10000) <= 0 || read(d->efd, &v, sizeof(v)) < 0)
+			return;
+		rbd_completion_t done[32];
+		int n;
+		while ((n = rbd_poll_io_events(d->img, done, 32)) > 0) {
+			for (int i = 0; i < n; i++) {
+				free(rbd_aio_get_arg(done[i]));
+				rbd_aio_release(done[i]);
+				d->inflight--;
+			}
+		}
+	}
+}
+
 static void rdev_close(struct vblk *b)
 {
 	struct rdev *d = to_rdev(b);
+	drop_inflight(d);
 	disconnect(d);
 	free(d);
 }

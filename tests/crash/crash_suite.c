@@ -77,7 +77,17 @@
  *
  *   crash_suite [--fault tear|trash|alloc] [--points N] [--seed S | --commit HASH
  *               [--salt N]] [--check VAAI_CHECK] [--verbose] [--no-coverage-check]
- *               [--whole-granules] [--self-test]
+ *               [--whole-granules] [--self-test] [--rbd CEPHPOOL [--mutate-ack-killed]]
+ * --rbd CEPHPOOL: the same workload and model with the pool on an RBD image of
+ * CEPH_CONF's cluster (journal inside, as the daemon's), through simhost's
+ * io=rbd_kill: at each crash point the engine is killed instead of the power
+ * failing (tools/simhost/vblk_killpoint.c: at the armed write/flush/discard
+ * nothing more is sent and nothing more completes for it), a new client takes
+ * the image over (lock broken, the old client blocklisted) and recovers the
+ * pool; then the same check. Fault mode tear only; --self-test and vaai-check
+ * (files only) are skipped and the run says so. --mutate-ack-killed: the I/O a
+ * kill is armed at is acknowledged unsent, the kill comes 64 changes later (the
+ * oracle's test on RBD: it must fail). docs/crash.md, "RBD".
  * The seed: --seed S; else derived from --commit (tests/crash/run-suite passes
  * `git rev-parse HEAD`), the fault mode, --whole-granules and --salt (the
  * build), so each commit explores other points; else fixed (1 + salt). It is
@@ -186,6 +196,9 @@ struct suite {
 	bool verbose;
 	bool no_coverage; /* --no-coverage-check */
 	bool whole;       /* --whole-granules */
+	const char *rbd;  /* --rbd CEPHPOOL: the pool on an RBD image, the engine killed */
+	bool mutate_ack;  /* --mutate-ack-killed (RBD): the oracle's test, must fail */
+	enum simhost_io io;
 	char path[4096];
 	struct simhost *h;
 	struct vmodel v[NVOL];
@@ -212,6 +225,10 @@ struct suite {
 	uint64_t xc_raced; /* copies acknowledged whose source was written while in flight */
 	uint64_t trash_recorded; /* garbage found where a change was in flight (trash mode) */
 	struct vblk_crashsim_fault_stats fst; /* summed over the run's devices */
+	/* --rbd: the kills (simhost_last_kill) */
+	uint64_t kills, kill_in_flight, kill_dropped, swept;
+	uint64_t takeover_ms_sum, takeover_ms_max, recovery_ms_sum, recovery_ms_max;
+	uint64_t checks_skipped; /* vaai-check runs not made (--rbd: it opens files only) */
 };
 
 static void fail(struct suite *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -223,10 +240,12 @@ static void fail(struct suite *s, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fprintf(stderr, "crash_suite: reproduce with: crash_suite --fault %s --seed %" PRIu64
-			" --points %u%s%s\n",
-		fault_name[s->fault], s->seed, s->point + 1, s->whole ? " --whole-granules" : "",
-		s->self_test ? " --self-test" : "");
+	fprintf(stderr, "crash_suite: reproduce with: %scrash_suite --fault %s --seed %" PRIu64
+			" --points %u%s%s%s%s%s\n",
+		s->rbd ? "CEPH_CONF=... " : "", fault_name[s->fault], s->seed, s->point + 1,
+		s->whole ? " --whole-granules" : "", s->self_test ? " --self-test" : "",
+		s->rbd ? " --rbd " : "", s->rbd ? s->rbd : "",
+		s->mutate_ack ? " --mutate-ack-killed" : "");
 	exit(1);
 }
 
@@ -1191,6 +1210,10 @@ static void run_vaai_check(struct suite *s)
 {
 	if (!s->check_bin)
 		return;
+	if (s->rbd) { /* vaai-check opens files only; vpool_verify runs after each recovery */
+		s->checks_skipped++;
+		return;
+	}
 	take_fault_stats(s);
 	int rc = simhost_close(s->h);
 	s->h = NULL;
@@ -1198,7 +1221,7 @@ static void run_vaai_check(struct suite *s)
 		fail(s, "clean close: %s", strerror(-rc));
 	exec_check(s);
 	char err[512];
-	rc = simhost_open_pool(s->path, SIMHOST_IO_CRASHSIM, s->seed + s->point, &s->h, err,
+	rc = simhost_open_pool(s->path, s->io, s->seed + s->point, &s->h, err,
 			       sizeof(err));
 	if (rc < 0)
 		fail(s, "reopen after vaai-check: %s", err);
@@ -1232,15 +1255,21 @@ static void setup(struct suite *s)
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	mkdir(tmp, 0755);
-	snprintf(s->path, sizeof(s->path), "%s/crash_suite.%d.pool", tmp, (int)getpid());
+	if (s->rbd) /* an image of CEPH_CONF's cluster, its journal inside (as the daemon's) */
+		snprintf(s->path, sizeof(s->path), "rbd:%s/crash_suite.%d.%" PRIu64, s->rbd,
+			 (int)getpid(), s->seed);
+	else
+		snprintf(s->path, sizeof(s->path), "%s/crash_suite.%d.pool", tmp, (int)getpid());
 	simhost_remove_pool(s->path);
 	struct vpool_params prm = {.extent_size = EXTENT, .journal_size = JOURNAL};
 	char err[512];
-	int rc = simhost_create_pool(s->path, POOL_SIZE, &prm, SIMHOST_IO_CRASHSIM, s->seed, &s->h,
-				     err, sizeof(err));
+	int rc = simhost_create_pool_ex(s->path, POOL_SIZE, &prm, !s->rbd, s->io, s->seed, &s->h,
+					err, sizeof(err));
 	if (rc < 0)
 		fail(s, "create pool: %s", err);
 	set_faults(s);
+	if (s->mutate_ack && simhost_rbd_kill_ack_killed(s->h, true) < 0)
+		fail(s, "--mutate-ack-killed");
 	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
 		fail(s, "whole granules");
 	/* 15 MiB of volumes on a pool with 11 MiB of capacity: thin and over-committed,
@@ -1420,6 +1449,40 @@ static void grow_pool(struct suite *s)
 	s->grows++;
 }
 
+/*
+ * --rbd: the control operations (clean reopen, grow, volume recycle) need nothing in
+ * flight; on crashsim commands complete at once, so that is common, on RBD they take
+ * milliseconds and it almost never is. So on RBD a control operation picked first
+ * waits for what is in flight. False when the engine was killed meanwhile.
+ */
+static bool drain(struct suite *s)
+{
+	while (s->nq && !simhost_crashed(s->h))
+		reap(s, 50);
+	return !simhost_crashed(s->h);
+}
+
+/* --rbd: what the kill left (simhost_last_kill). */
+static void note_kill(struct suite *s)
+{
+	struct simhost_kill_report k;
+	simhost_last_kill(s->h, &k);
+	uint64_t tk = k.takeover_ns / 1000000u, rec = k.recovery_ns / 1000000u;
+	s->kills++;
+	s->kill_in_flight += k.in_flight;
+	s->kill_dropped += k.dropped;
+	s->swept += k.swept;
+	s->takeover_ms_sum += tk;
+	s->takeover_ms_max = max64(s->takeover_ms_max, tk);
+	s->recovery_ms_sum += rec;
+	s->recovery_ms_max = max64(s->recovery_ms_max, rec);
+	if (s->verbose)
+		fprintf(stderr, "point %u: killed with %" PRIu64 " changes in flight, %" PRIu64
+				" never sent; takeover %" PRIu64 " ms, old client closed in %" PRIu64
+				" ms, recovery %" PRIu64 " ms\n",
+			s->point, k.in_flight, k.dropped, tk, k.old_close_ns / 1000000u, rec);
+}
+
 static void one_point(struct suite *s)
 {
 	/* Background hydration runs during some points and is held off during others, so
@@ -1452,6 +1515,8 @@ static void one_point(struct suite *s)
 			deallocate(s);
 		else if (what < 988)
 			verify_pool_in_flight(s);
+		else if (s->rbd && s->nq && !drain(s))
+			break; /* killed while draining */
 		else if (s->nq == 0 && what < 994)
 			clean_reopen(s);
 		else if (s->nq == 0 && what >= 994 && what < 996 && s->grows < MAX_GROWS)
@@ -1473,6 +1538,8 @@ static void one_point(struct suite *s)
 	int rc = simhost_crash(s->h);
 	if (rc < 0)
 		fail(s, "recovery after the crash failed: %s", strerror(-rc));
+	if (s->rbd)
+		note_kill(s);
 	for (int i = 0; i < QD; i++)
 		if (s->q[i].used && s->q[i].kind == K_COPY)
 			copy_release(s, &s->q[i]);
@@ -1493,7 +1560,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: crash_suite [--fault tear|trash|alloc] [--points N] [--seed S | --commit "
 			"HASH [--salt N]] [--check VAAI_CHECK] [--verbose] [--no-coverage-check] "
-			"[--whole-granules] [--self-test]\n");
+			"[--whole-granules] [--self-test] [--rbd CEPHPOOL [--mutate-ack-killed]]\n");
 	exit(2);
 }
 
@@ -1535,9 +1602,25 @@ int main(int argc, char **argv)
 			s.whole = true;
 		else if (!strcmp(argv[i], "--self-test"))
 			s.self_test = true;
+		else if (!strcmp(argv[i], "--rbd") && i + 1 < argc)
+			s.rbd = argv[++i];
+		else if (!strcmp(argv[i], "--mutate-ack-killed"))
+			s.mutate_ack = true;
 		else
 			usage();
 	}
+	s.io = s.rbd ? SIMHOST_IO_RBD_KILL : SIMHOST_IO_CRASHSIM;
+	/* On RBD the engine is killed, the cluster survives: Ceph is not a disk, so only a
+	 * tear applies (what was in flight lands whole per object or not at all), and the
+	 * crashsim-only faults and the self-test's garbage have no counterpart. */
+	if (s.rbd && (s.fault != F_TEAR || s.self_test)) {
+		fprintf(stderr, "crash_suite: --rbd runs fault mode tear only (no %s on RBD: the "
+				"store does not lose power)\n",
+			s.self_test ? "--self-test" : fault_name[s.fault]);
+		return 2;
+	}
+	if (s.mutate_ack && !s.rbd)
+		usage();
 	const char *env = getenv("VAAID_CRASH_POINTS");
 	if (env && *env)
 		s.points = (unsigned)strtoul(env, NULL, 0);
@@ -1550,6 +1633,8 @@ int main(int argc, char **argv)
 		uint64_t h = vrng_fnv64(commit, VRNG_FNV_BASIS);
 		h = vrng_fnv64(fault_name[s.fault], h ^ salt * 0x9E3779B97F4A7C15ull);
 		h = vrng_fnv64(s.whole ? "whole" : "", h);
+		if (s.rbd)
+			h = vrng_fnv64("rbd", h); /* other points than the file runs */
 		s.seed = vrng_next(&h);
 		snprintf(how, sizeof(how), "from commit %.40s, salt %" PRIu64, commit, salt);
 	} else {
@@ -1557,8 +1642,13 @@ int main(int argc, char **argv)
 		snprintf(how, sizeof(how), "fixed: no commit known");
 	}
 	s.seed_from = how;
-	printf("crash_suite: fault mode %s, seed %" PRIu64 " (%s), %u crash points%s\n",
-	       fault_name[s.fault], s.seed, how, s.points, s.self_test ? ", self-test" : "");
+	printf("crash_suite: fault mode %s, seed %" PRIu64 " (%s), %u crash points%s%s%s%s\n",
+	       fault_name[s.fault], s.seed, how, s.points, s.self_test ? ", self-test" : "",
+	       s.rbd ? "; on RBD (Ceph pool " : "", s.rbd ? s.rbd : "",
+	       s.rbd ? s.mutate_ack ? "), the engine killed at each point, MUTATED: the I/O "
+				     "the kill is armed at is acknowledged unsent (must fail)"
+				   : "), the engine killed at each point (its image taken over)"
+		      : "");
 	fflush(stdout);
 	s.rng = s.seed;
 	setup(&s);
@@ -1576,8 +1666,10 @@ int main(int argc, char **argv)
 	if (s.self_test)
 		fail(&s, "self-test: %" PRIu64 " sectors of acknowledged data overwritten with garbage, "
 			 "never caught", s.fst.injected);
-	if (s.check_bin)
+	if (s.check_bin && !s.rbd)
 		exec_check(&s);
+	else if (s.check_bin)
+		s.checks_skipped++;
 	simhost_remove_pool(s.path);
 	printf("crash_suite: %u crash points passed (seed %" PRIu64 "): %" PRIu64
 	       " writes acknowledged, %" PRIu64 " refused for space, %" PRIu64
@@ -1610,12 +1702,28 @@ int main(int argc, char **argv)
 	       " times, deleted %" PRIu64 ", new %" PRIu64 "\n",
 	       s.redo_recoveries, s.xc_raced, s.recycle_crash_kept, s.recycle_crash_gone,
 	       s.recycle_crash_new);
-	printf("crash_suite: fault mode %s: %" PRIu64 " sectors left as random bytes by power cuts "
-	       "(%" PRIu64 " found where a change was in flight, recorded); %" PRIu64
-	       " sectors lost with the mapping of their block, %" PRIu64 " allocations and %" PRIu64
-	       " grows of a file lost\n",
-	       fault_name[s.fault], s.fst.trashed_sectors, s.trash_recorded, s.fst.unmapped_dropped,
-	       s.fst.lost_allocs, s.fst.lost_grows);
+	if (s.rbd) {
+		printf("crash_suite: RBD: %" PRIu64 " kills (engine frozen at the armed I/O, image taken "
+		       "over: old client blocklisted); %" PRIu64 " changes passed to librbd and not "
+		       "completed at the kills (may land or not), %" PRIu64 " never sent; %" PRIu64
+		       " free extents still held by the image given back by the sweep after "
+		       "recovery; takeover mean %" PRIu64 " ms, max %" PRIu64 " ms; recovery mean %"
+		       PRIu64 " ms, max %" PRIu64 " ms\n",
+		       s.kills, s.kill_in_flight, s.kill_dropped, s.swept,
+		       s.kills ? s.takeover_ms_sum / s.kills : 0, s.takeover_ms_max,
+		       s.kills ? s.recovery_ms_sum / s.kills : 0, s.recovery_ms_max);
+		printf("crash_suite: RBD: SKIPPED (not passed, not applicable): fault modes trash and "
+		       "alloc, --self-test (crashsim's garbage injection), %" PRIu64 " vaai-check runs "
+		       "(it opens files only; vpool_verify, its check, ran after every kill)\n",
+		       s.checks_skipped);
+	}
+	if (!s.rbd) /* the crash-simulating store's counters (none on RBD: SKIPPED above) */
+		printf("crash_suite: fault mode %s: %" PRIu64 " sectors left as random bytes by power "
+		       "cuts (%" PRIu64 " found where a change was in flight, recorded); %" PRIu64
+		       " sectors lost with the mapping of their block, %" PRIu64 " allocations and %"
+		       PRIu64 " grows of a file lost\n",
+		       fault_name[s.fault], s.fst.trashed_sectors, s.trash_recorded,
+		       s.fst.unmapped_dropped, s.fst.lost_allocs, s.fst.lost_grows);
 	/* The workload must have exercised what it claims to (a suite that cannot fail is no test). */
 	struct {
 		const char *what;
@@ -1655,6 +1763,8 @@ int main(int argc, char **argv)
 		{"garbage recorded where a change was in flight", s.fault != F_TRASH || s.trash_recorded},
 		{"unsynced writes lost with an unmapped block", s.fault != F_ALLOC || s.fst.unmapped_dropped},
 		{"allocations lost by a power cut", s.fault != F_ALLOC || s.fst.lost_allocs},
+		/* --rbd: the sweep after a takeover found free extents the image still held */
+		{"free extents swept after a kill (RBD)", !s.rbd || s.swept},
 	};
 	for (size_t i = 0; s.points >= 100 && !s.no_coverage && i < sizeof(need) / sizeof(need[0]); i++)
 		if (!need[i].n)
@@ -1666,6 +1776,9 @@ int main(int argc, char **argv)
 		printf("crash_suite: coverage NOT checked (--no-coverage-check): %u of %zu kinds of "
 		       "operation never exercised in this run\n",
 		       missed, sizeof(need) / sizeof(need[0]));
+		for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+			if (!need[i].n)
+				printf("crash_suite: never exercised (not checked): %s\n", need[i].what);
 	}
 	if (!s.writes_acked || !s.deallocs || !s.torn_seen)
 		fail(&s, "workload too weak: acked %" PRIu64 " deallocs %" PRIu64

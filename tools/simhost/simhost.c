@@ -18,6 +18,7 @@
 #include "vaaid/lun.h"
 #include "vaaid/lun_policy.h"
 #include "vaaid/tcmu_dev.h"
+#include "vblk_killpoint.h"
 
 #define SIM_CMDR_SIZE (1u << 20)
 #define SIM_DATA_SIZE (64u << 20)
@@ -57,6 +58,9 @@ struct simhost {
 	unsigned crash_faults;  /* crashsim: VBLK_CS_* of both stores (kept across reopen) */
 	struct vblk_crashsim_fault_stats fault_acc; /* of the stores closed so far */
 	struct vpool_open_report last_recovery; /* simhost_crash's pool open */
+	struct simhost_kill_report last_kill;   /* io=rbd_kill: simhost_crash's kill and takeover */
+	bool ack_killed; /* io=rbd_kill: simhost_rbd_kill_ack_killed (oracle test) */
+	uint64_t kp_opens; /* io=rbd_kill: kill point wrappers made (each one's seed) */
 	unsigned threshold_pct; /* soft threshold, percent of capacity (0: none) */
 	int xcopy_scope;        /* VD_XCOPY_* (simhost_set_xcopy_scope), as the daemon's xcopy_scope */
 	bool standby; /* simhost_open_standby: the store read-only, the pool replayed in memory */
@@ -207,6 +211,25 @@ static bool crashsim(const struct simhost *h)
 	return h->io == SIMHOST_IO_CRASHSIM || h->io == SIMHOST_IO_CRASHSIM_MEM;
 }
 
+/* The engine can be stopped at an armed I/O: power loss (crashsim) or kill (rbd_kill). */
+static bool killable(const struct simhost *h) { return crashsim(h) || h->io == SIMHOST_IO_RBD_KILL; }
+
+static bool dead(const struct simhost *h)
+{
+	if (h->io == SIMHOST_IO_RBD_KILL)
+		return vblk_killpoint_killed(h->dev);
+	return crashsim(h) && vblk_crashsim_crashed(h->dev);
+}
+
+/* The store as opened (or taken over), with simhost's settings applied. */
+static void store_opened(struct simhost *h, struct vblk **out)
+{
+	if (out == &h->dev)
+		h->detected_serialize = (*out)->unaligned_writes_serialize;
+	if (h->whole_granules >= 0)
+		(*out)->unaligned_writes_serialize = h->whole_granules;
+}
+
 /* Open (create_size > 0: create) one store of the pool. */
 static int open_store(struct simhost *h, const char *path, uint64_t create_size, struct vblk **out)
 {
@@ -216,6 +239,14 @@ static int open_store(struct simhost *h, const char *path, uint64_t create_size,
 				 : -EOPNOTSUPP; /* nothing kept to open again */
 	} else if (crashsim(h)) {
 		rc = vblk_crashsim_open(h->r, path, create_size, h->seed, out);
+	} else if (h->io == SIMHOST_IO_RBD_KILL) { /* an RBD image behind a kill point */
+		struct vblk *in;
+		rc = vblk_rbd_spec(path) ? vblk_open_store(h->r, path, create_size, NULL, &in)
+					 : -EINVAL;
+		if (rc == 0 && (rc = vblk_killpoint_wrap(h->r, in, h->seed + ++h->kp_opens, out)) < 0)
+			vblk_close(in);
+		if (rc == 0)
+			vblk_killpoint_ack_killed(*out, h->ack_killed);
 	} else if (vblk_rbd_spec(path)) { /* a Ceph RBD image (CEPH_CONF's cluster) */
 		rc = h->standby ? vblk_rbd_open_readonly(h->r, path, NULL, out)
 				: vblk_open_store(h->r, path, create_size, NULL, out);
@@ -226,12 +257,8 @@ static int open_store(struct simhost *h, const char *path, uint64_t create_size,
 		if (rc == 0 && h->group_flush >= 0)
 			rc = vblk_uring_set_group_flush(*out, (unsigned)h->group_flush);
 	}
-	if (rc == 0) {
-		if (out == &h->dev)
-			h->detected_serialize = (*out)->unaligned_writes_serialize;
-		if (h->whole_granules >= 0)
-			(*out)->unaligned_writes_serialize = h->whole_granules;
-	}
+	if (rc == 0)
+		store_opened(h, out);
 	return rc;
 }
 
@@ -960,8 +987,85 @@ int simhost_reopen(struct simhost *h)
 	return rc < 0 ? rc : rc2;
 }
 
+/*
+ * io=rbd_kill: the engine was killed at its armed I/O (or is now): it is never
+ * run again, and nothing of it is closed cleanly (reactor destroyed, pool and
+ * LUNs abandoned, results not yet reaped dropped). A new client takes the image
+ * over (vblk_rbd_takeover: the old client's lock broken, the old client
+ * blocklisted, so what it still had in flight lands now or never), the old
+ * client is torn down only then, and the pool is recovered from the image.
+ */
+static int kill_and_take_over(struct simhost *h)
+{
+	engine_stop(h);
+	uint64_t t0 = vclock_ns();
+	vblk_killpoint_kill_now(h->dev);
+	memset(&h->last_kill, 0, sizeof(h->last_kill));
+	vblk_killpoint_kill_stats(h->dev, &h->last_kill.in_flight, &h->last_kill.dropped);
+	while (h->held) {
+		struct held *n = h->held->next;
+		simhost_result_free(&h->held->r);
+		free(h->held);
+		h->held = n;
+	}
+	struct vblk *old = h->dev;
+	h->dev = NULL;
+	abandon_engine(h);
+	int rc = vreactor_create(256, &h->r);
+	if (rc < 0) {
+		vblk_close(old);
+		return rc;
+	}
+	vio_op_init(&h->wake_op, wake_cb, h);
+	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	struct vblk *in = NULL;
+	rc = vblk_rbd_takeover(h->r, h->path, NULL, &in);
+	uint64_t t1 = vclock_ns();
+	vblk_close(old); /* the dead client's teardown, after its fence */
+	uint64_t t2 = vclock_ns();
+	if (rc == 0 && (rc = vblk_killpoint_wrap(h->r, in, h->seed + ++h->kp_opens, &h->dev)) < 0)
+		vblk_close(in);
+	if (rc < 0)
+		return rc;
+	vblk_killpoint_ack_killed(h->dev, h->ack_killed);
+	store_opened(h, &h->dev);
+	memset(&h->last_recovery, 0, sizeof(h->last_recovery));
+	rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, &h->last_recovery);
+	/* as the daemon after an open or takeover (src/daemon/pools.c): free extents the
+	 * image still holds are discarded (their discards run once the engine does) */
+	if (rc == 0)
+		rc = vpool_sweep_store(h->pool, &h->last_kill.swept);
+	h->last_kill.takeover_ns = t1 - t0;
+	h->last_kill.old_close_ns = t2 - t1;
+	h->last_kill.recovery_ns = vclock_ns() - t2;
+	if (rc == 0)
+		rc = bring_all_luns(h);
+	if (rc == 0 && h->threshold_pct)
+		apply_threshold(h);
+	if (rc == 0)
+		rc = engine_start(h);
+	return rc;
+}
+
+void simhost_last_kill(const struct simhost *h, struct simhost_kill_report *rep)
+{
+	*rep = h->last_kill;
+}
+
+int simhost_rbd_kill_ack_killed(struct simhost *h, bool on)
+{
+	if (h->io != SIMHOST_IO_RBD_KILL)
+		return -EOPNOTSUPP;
+	engine_stop(h);
+	h->ack_killed = on;
+	vblk_killpoint_ack_killed(h->dev, on);
+	return engine_start(h);
+}
+
 int simhost_crash(struct simhost *h)
 {
+	if (h->io == SIMHOST_IO_RBD_KILL)
+		return kill_and_take_over(h);
 	if (!crashsim(h))
 		return -EOPNOTSUPP;
 	engine_stop(h);
@@ -999,20 +1103,22 @@ void simhost_last_recovery(const struct simhost *h, struct vpool_open_report *re
 
 int simhost_arm_crash(struct simhost *h, uint64_t n)
 {
-	if (!crashsim(h))
+	if (!killable(h))
 		return -EOPNOTSUPP;
 	engine_stop(h);
-	vblk_crashsim_arm(h->dev, n);
+	if (h->io == SIMHOST_IO_RBD_KILL)
+		vblk_killpoint_arm(h->dev, n);
+	else
+		vblk_crashsim_arm(h->dev, n);
 	return engine_start(h);
 }
 
-bool simhost_crashed(const struct simhost *h)
-{
-	return crashsim(h) && vblk_crashsim_crashed(h->dev);
-}
+bool simhost_crashed(const struct simhost *h) { return dead(h); }
 
 uint64_t simhost_io_ops(const struct simhost *h)
 {
+	if (h->io == SIMHOST_IO_RBD_KILL)
+		return vblk_killpoint_io_count(h->dev);
 	return crashsim(h) ? vblk_crashsim_io_count(h->dev) : 0;
 }
 
@@ -1090,7 +1196,7 @@ int simhost_deallocate(struct simhost *h, const char *volume, uint64_t off, uint
 	int rc = !w ? -ENOMEM : v ? vvol_deallocate(v, off, len, dealloc_done, w) : -ENOENT;
 	bool pending = rc == 0;
 	while (rc == 0 && !w->done) {
-		if (crashsim(h) && vblk_crashsim_crashed(h->dev)) {
+		if (dead(h)) {
 			rc = -EIO; /* the power is off: the request dies with the pool */
 			break;
 		}
@@ -1121,6 +1227,8 @@ int simhost_backing_limit(struct simhost *h, uint64_t limit)
 
 int simhost_crash_faults(struct simhost *h, unsigned faults)
 {
+	if (h->io == SIMHOST_IO_RBD_KILL && faults == 0)
+		return 0; /* a kill only: tear */
 	if (!crashsim(h))
 		return -EOPNOTSUPP;
 	engine_stop(h);

@@ -34,8 +34,14 @@
  * over the files (their durable image written back at close). CRASHSIM_MEM:
  * crash-simulating devices in memory only; the path is a name, no file is
  * made, and the pool goes with the host (simhost_reopen: -EOPNOTSUPP).
+ * RBD_KILL: the path is an RBD image ("rbd:POOL/IMAGE", CEPH_CONF's cluster;
+ * create with journal_file false) behind a kill point (vblk_killpoint.h):
+ * simhost_arm_crash / simhost_crashed / simhost_io_ops count its writes,
+ * flushes and discards, and simhost_crash is the engine killed and the image
+ * taken over by a new client (docs/crash.md). Fault models: none (tear only).
  */
-enum simhost_io { SIMHOST_IO_URING, SIMHOST_IO_CRASHSIM, SIMHOST_IO_CRASHSIM_MEM };
+enum simhost_io { SIMHOST_IO_URING, SIMHOST_IO_CRASHSIM, SIMHOST_IO_CRASHSIM_MEM,
+		  SIMHOST_IO_RBD_KILL };
 
 struct simhost;
 
@@ -124,12 +130,28 @@ void simhost_result_free(struct simhost_result *r);
 /* Reopen: wait for in-flight commands (their results are kept for the next reap), close
  * cleanly, open again (recovery) and re-attach the same LUNs. */
 int simhost_reopen(struct simhost *h);
-/* crashsim only: power loss now; commands in flight are lost; recover and re-attach. */
+/* crashsim: power loss now; rbd_kill: the engine killed now (if its kill point has not
+ * fired) and the image taken over; commands in flight are lost; recover and re-attach. */
 int simhost_crash(struct simhost *h);
 /* What the last simhost_crash's recovery replayed (journal commits, records, bytes of
  * journal-carried writes written home again). */
 void simhost_last_recovery(const struct simhost *h, struct vpool_open_report *rep);
-/* crashsim only: arm a crash at the n-th write/flush from now (the engine keeps running). */
+/* io=rbd_kill: what the last simhost_crash did: changes the dead engine had passed to
+ * librbd and not seen complete (they may land or not) and those it never sent; the
+ * times of the takeover (lock broken, old client blocklisted, lock taken), of the old
+ * client's teardown and of the recovery; the free extents the sweep after the
+ * recovery found held by the image (vpool_sweep_store, as the daemon's takeover). */
+struct simhost_kill_report {
+	uint64_t in_flight, dropped, swept;
+	uint64_t takeover_ns, old_close_ns, recovery_ns;
+};
+void simhost_last_kill(const struct simhost *h, struct simhost_kill_report *rep);
+/* io=rbd_kill, the oracle's own test only: the I/O the kill is armed at completes
+ * with success without being sent, and the kill comes 64 changes later (an engine
+ * that acknowledged a journal commit Ceph never got). -EOPNOTSUPP otherwise. */
+int simhost_rbd_kill_ack_killed(struct simhost *h, bool on);
+/* crashsim, rbd_kill: arm a crash (a kill) at the n-th write/flush (rbd_kill: and
+ * discard) from now (the engine keeps running). */
 int simhost_arm_crash(struct simhost *h, uint64_t n);
 bool simhost_crashed(const struct simhost *h);
 uint64_t simhost_io_ops(const struct simhost *h); /* crashsim write+flush count */

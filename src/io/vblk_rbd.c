@@ -495,6 +495,10 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
 	 * (librbd's default skips those parts: they would keep their data) */
 	if ((rc = rados_conf_set(*cl, "rbd_skip_partial_discard", "false")) < 0)
 		return rc;
+	/* a lock break blocklists the holder first (and fails if it cannot): set
+	 * here, so the fence does not depend on the cluster's configuration */
+	if ((rc = rados_conf_set(*cl, "rbd_blocklist_on_break_lock", "true")) < 0)
+		return rc;
 	if ((rc = rados_conf_set(*cl, "client_mount_timeout", "30")) < 0)
 		return rc;
 	if ((rc = rados_connect(*cl)) < 0) {
@@ -509,9 +513,11 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
 
 /*
  * Take the image's exclusive lock from its holder (vblk_rbd_takeover): break
- * the lock, which blocklists the holder's client on the OSDs (librbd's
- * rbd_blocklist_on_break_lock), blocklist it once more explicitly (so the
- * fence does not depend on that option), then acquire. From the moment the
+ * the lock, which first blocklists the holder's client on the OSDs (librbd's
+ * rbd_blocklist_on_break_lock, set on every client here: the break fails if
+ * the blocklist does), then acquire. (Until session 21 the holder was also
+ * blocklisted a second time explicitly: one more monitor commit, ~1 s of
+ * every takeover, for an option this code now sets itself.) From the moment the
  * blocklist is committed, every operation of the old holder fails with
  * -ESHUTDOWN (Ceph's EBLOCKLISTED), also those already in flight that the
  * OSDs had not applied: a gateway that was only cut off cannot write after.
@@ -545,12 +551,6 @@ static int break_lock(struct rdev *d)
 		rc = rbd_lock_break(d->img, RBD_LOCK_MODE_EXCLUSIVE, owners[i]);
 		if (rc == -ENOENT)
 			rc = 0; /* gone already */
-		if (rc == 0) {
-			int b = rados_blocklist_add(d->cluster, owners[i], 0);
-			if (b < 0)
-				vlog_warn(d->name, "blocklisting %s: %s (the lock break did)", owners[i],
-					  strerror(-b));
-		}
 	}
 	rbd_lock_get_owners_cleanup(owners, n);
 	return rc;

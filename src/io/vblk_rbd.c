@@ -803,6 +803,30 @@ static int open_readonly_blocking(void *arg)
 	return rc;
 }
 
+/* Open j's image with fn on the offload worker (librados' and librbd's calls
+ * block for seconds: mon and OSD round trips, a cluster that does not answer
+ * within client_mount_timeout, 30 s) while r serves everything else. */
+static int open_offloaded(struct vreactor *r, struct open_job *j, voffload_fn fn,
+			  struct vblk **out)
+{
+	struct rdev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->efd = -1;
+	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", j->nm.pool, j->nm.image);
+	j->d = d;
+	int rc = voffload_run(r, fn, j);
+	if (rc < 0) {
+		free(d);
+		return rc;
+	}
+	d->b.ops = &rdev_ops;
+	d->b.reactor = r;
+	d->b.size = j->size - j->size % VBLK_SECTOR;
+	*out = &d->b;
+	return 0;
+}
+
 /* A standby gateway's read-only look (no lock: rbd_open_read_only). Kept apart
  * from open_image, whose lock handling it does not share. */
 int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
@@ -811,22 +835,7 @@ int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vb
 	struct open_job j = {.conf = conf};
 	if (!r || !out || vblk_rbd_parse(spec, &j.nm) < 0)
 		return -EINVAL;
-	struct rdev *d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->efd = -1;
-	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", j.nm.pool, j.nm.image);
-	j.d = d;
-	int rc = voffload_run(r, open_readonly_blocking, &j);
-	if (rc < 0) {
-		free(d);
-		return rc;
-	}
-	d->b.ops = &rdev_ops;
-	d->b.reactor = r;
-	d->b.size = j.size - j.size % VBLK_SECTOR;
-	*out = &d->b;
-	return 0;
+	return open_offloaded(r, &j, open_readonly_blocking, out);
 }
 
 static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
@@ -835,25 +844,7 @@ static int open_image(struct vreactor *r, const char *spec, const struct vblk_rb
 	struct open_job j = {.conf = conf, .create_size = create_size, .takeover = takeover};
 	if (!r || !out || vblk_rbd_parse(spec, &j.nm) < 0 || create_size % VBLK_SECTOR)
 		return -EINVAL;
-	struct rdev *d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->efd = -1;
-	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", j.nm.pool, j.nm.image);
-	j.d = d;
-	/* librados' and librbd's calls block for seconds (mon and OSD round trips; a
-	 * cluster that does not answer: client_mount_timeout, 30 s): on a worker
-	 * thread, while this reactor serves everything else. */
-	int rc = voffload_run(r, open_blocking, &j);
-	if (rc < 0) {
-		free(d);
-		return rc;
-	}
-	d->b.ops = &rdev_ops;
-	d->b.reactor = r;
-	d->b.size = j.size - j.size % VBLK_SECTOR;
-	*out = &d->b;
-	return 0;
+	return open_offloaded(r, &j, open_blocking, out);
 }
 
 struct remove_job {

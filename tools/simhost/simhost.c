@@ -987,6 +987,19 @@ int simhost_reopen(struct simhost *h)
 	return rc < 0 ? rc : rc2;
 }
 
+/* After a recovery (rc its result): the LUNs attached again, the soft
+ * threshold set again, the engine started. */
+static int resume_after_recovery(struct simhost *h, int rc)
+{
+	if (rc == 0)
+		rc = bring_all_luns(h);
+	if (rc == 0 && h->threshold_pct)
+		apply_threshold(h);
+	if (rc == 0)
+		rc = engine_start(h);
+	return rc;
+}
+
 /*
  * io=rbd_kill: the engine was killed at its armed I/O (or is now): it is never
  * run again, and nothing of it is closed cleanly (reactor destroyed, pool and
@@ -1038,13 +1051,7 @@ static int kill_and_take_over(struct simhost *h)
 	h->last_kill.takeover_ns = t1 - t0;
 	h->last_kill.old_close_ns = t2 - t1;
 	h->last_kill.recovery_ns = vclock_ns() - t2;
-	if (rc == 0)
-		rc = bring_all_luns(h);
-	if (rc == 0 && h->threshold_pct)
-		apply_threshold(h);
-	if (rc == 0)
-		rc = engine_start(h);
-	return rc;
+	return resume_after_recovery(h, rc);
 }
 
 void simhost_last_kill(const struct simhost *h, struct simhost_kill_report *rep)
@@ -1087,13 +1094,7 @@ int simhost_crash(struct simhost *h)
 	vblk_crashsim_power_on(h->dev, h->r);
 	memset(&h->last_recovery, 0, sizeof(h->last_recovery));
 	rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, &h->last_recovery);
-	if (rc == 0)
-		rc = bring_all_luns(h);
-	if (rc == 0 && h->threshold_pct)
-		apply_threshold(h);
-	if (rc == 0)
-		rc = engine_start(h);
-	return rc;
+	return resume_after_recovery(h, rc);
 }
 
 void simhost_last_recovery(const struct simhost *h, struct vpool_open_report *rep)

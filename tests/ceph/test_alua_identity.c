@@ -10,6 +10,7 @@
  * target port designators differ (relative port and group 1 vs 2). The standby
  * gateway refuses data commands (02h/04h/0Bh); the owner serves them.
  */
+#include <signal.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,6 +126,9 @@ static void test_identity(void **state)
 
 int main(void)
 {
+	/* a write to a peer that is gone (a holder child, a socket) fails with
+	 * EPIPE and the test says which, instead of dying of SIGPIPE unexplained */
+	signal(SIGPIPE, SIG_IGN);
 	if (!getenv("CEPH_CONF")) {
 		fprintf(stderr, "test_alua_identity: CEPH_CONF is not set (run through ctest)\n");
 		return 1;

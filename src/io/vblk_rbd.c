@@ -522,19 +522,6 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
  * -ESHUTDOWN (Ceph's EBLOCKLISTED), also those already in flight that the
  * OSDs had not applied: a gateway that was only cut off cannot write after.
  */
-/* Does a client hold the image's exclusive lock? 0 or -errno. */
-static int lock_held(struct rdev *d, bool *held)
-{
-	rbd_lock_mode_t mode;
-	char *owners[4];
-	size_t n = 4;
-	int rc = rbd_lock_get_owners(d->img, &mode, owners, &n);
-	*held = rc == 0 && n > 0;
-	if (rc == 0)
-		rbd_lock_get_owners_cleanup(owners, n);
-	return rc == -ENOENT ? 0 : rc;
-}
-
 static int break_lock(struct rdev *d)
 {
 	rbd_lock_mode_t mode;
@@ -570,24 +557,30 @@ static int owner_get(rbd_image_t img, struct vblk_rbd_owner *o)
 	return vblk_rbd_owner_parse(buf, o);
 }
 
-/* The lock's one owner (its Ceph client address) into out; -ENOENT if none or several. */
-static int lock_owner(struct rdev *d, char *out, size_t cap)
+/* How many clients hold the image's lock (*n), and the first one's Ceph client
+ * address into out (empty if none). 0 or -errno. */
+static int lock_owners(struct rdev *d, char *out, size_t cap, size_t *n)
 {
 	rbd_lock_mode_t mode;
 	char *owners[4];
-	size_t n = 4;
-	int rc = rbd_lock_get_owners(d->img, &mode, owners, &n);
+	*n = 4;
+	out[0] = '\0';
+	int rc = rbd_lock_get_owners(d->img, &mode, owners, n);
+	if (rc == -ENOENT) { /* no lock */
+		*n = 0;
+		return 0;
+	}
 	if (rc < 0)
 		return rc;
-	if (n == 1)
+	if (*n > 0)
 		snprintf(out, cap, "%s", owners[0]);
-	rbd_lock_get_owners_cleanup(owners, n);
-	return n == 1 ? 0 : -ENOENT;
+	rbd_lock_get_owners_cleanup(owners, *n);
+	return 0;
 }
 
 /*
- * The lock is held by another client: is it this machine's dead earlier
- * vaaid (a restart after a crash)? Only when the owner record names the
+ * The lock is held by one other client, owner (its address): is it this
+ * machine's dead earlier vaaid (a restart after a crash)? Only when the owner record names the
  * lock's current owner exactly (its client address: a record a later holder
  * has not replaced yet names someone else), that address is on an IP of this
  * host, the record's machine is this one, and that process is gone (another
@@ -595,12 +588,10 @@ static int lock_owner(struct rdev *d, char *out, size_t cap)
  * like a takeover (broken, blocklisted, acquired); otherwise the pool is
  * standby until an explicit takeover.
  */
-static bool holder_is_dead_predecessor(struct rdev *d)
+static bool holder_is_dead_predecessor(struct rdev *d, const char *owner)
 {
 	struct vblk_rbd_owner holder, me;
-	char owner[sizeof(holder.addr)];
-	if (owner_get(d->img, &holder) < 0 || vblk_rbd_owner_self(&me, 0, NULL) < 0 ||
-	    lock_owner(d, owner, sizeof(owner)) < 0)
+	if (owner_get(d->img, &holder) < 0 || vblk_rbd_owner_self(&me, 0, NULL) < 0)
 		return false;
 	if (strcmp(owner, holder.addr) || !vblk_rbd_addr_is_local(holder.addr, NULL))
 		return false; /* the record is not the holder's, or the holder is elsewhere */
@@ -734,15 +725,16 @@ static int open_blocking(void *arg)
 	 */
 	bool take = j->takeover;
 	if (!take) {
-		bool held;
-		rc = lock_held(d, &held);
+		char owner[sizeof(((struct vblk_rbd_owner *)0)->addr)];
+		size_t n;
+		rc = lock_owners(d, owner, sizeof(owner), &n);
 		if (rc < 0)
 			goto fail;
-		if (held && !holder_is_dead_predecessor(d)) {
+		if (n > 0 && !(n == 1 && holder_is_dead_predecessor(d, owner))) {
 			rc = -EROFS;
 			goto refused;
 		}
-		take = held;
+		take = n > 0;
 	}
 	rc = take ? break_lock(d) : 0;
 	if (rc == 0)

@@ -374,6 +374,31 @@ static int holder_main(const char *img, int fd)
 		vreactor_run_once(r, 1000);
 }
 
+/* This program run again as the holder of img (holder_main), talking over
+ * *sock; its pid, or -errno. */
+static pid_t spawn_holder(const char *img, int *sock)
+{
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char fd[16];
+		int keep = dup(sp[1]); /* without CLOEXEC */
+		snprintf(fd, sizeof(fd), "%d", keep);
+		execl("/proc/self/exe", "test_daemon_rbd_pools", "--holder", img, fd, (char *)NULL);
+		_exit(127);
+	}
+	int e = pid < 0 ? -errno : 0;
+	close(sp[1]);
+	if (pid < 0) {
+		close(sp[0]);
+		return e;
+	}
+	*sock = sp[0];
+	return pid;
+}
+
 static char ask(int fd, char what)
 {
 	char ok = 0;
@@ -390,18 +415,9 @@ static void test_restart_after_crash(void **state)
 	struct vblk_rbd_conf rc_conf = {.conf_path = c.ceph.conf};
 	uint8_t *buf = vblk_alloc_buf(MIB), *back = vblk_alloc_buf(MIB);
 	fill(buf);
-	int sp[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char fd[16];
-		int keep = dup(sp[1]); /* without CLOEXEC */
-		snprintf(fd, sizeof(fd), "%d", keep);
-		execl("/proc/self/exe", "test_daemon_rbd_pools", "--holder", img_a, fd, (char *)NULL);
-		_exit(127);
-	}
-	close(sp[1]);
+	int sock;
+	pid_t pid = spawn_holder(img_a, &sock);
+	assert_true(pid > 0);
 	struct vreactor *r;
 	assert_int_equal(vreactor_create(256, &r), 0);
 	struct vd_pools *ps = calloc(1, sizeof(*ps));
@@ -410,7 +426,7 @@ static void test_restart_after_crash(void **state)
 	int peek = -1, orc = -1, forged = 0, reopen = -1, stale = 0;
 	bool stale_standby = false;
 	bool standby = false, standby2 = true;
-	if (ask(sp[0], 0) == 'k') {
+	if (ask(sock, 0) == 'k') {
 		/* the holder records itself; it lives: standby here */
 		peek = vblk_rbd_owner_peek(NULL, img_a, &rc_conf, &o);
 		orc = vd_pools_open(ps, &c, r, err, sizeof(err));
@@ -418,19 +434,19 @@ static void test_restart_after_crash(void **state)
 		vd_pools_close(ps);
 		/* a record of an earlier boot that names another client than the lock's
 		 * owner (a later holder has not written its own yet): standby */
-		stale = ask(sp[0], 's');
+		stale = ask(sock, 's');
 		int src = vd_pools_open(ps, &c, r, err, sizeof(err));
 		stale_standby = src == 0 && ps->p[0].standby;
 		vd_pools_close(ps);
 		/* its record now says: this machine, an earlier boot -- a restart here
 		 * takes the lock back at once (broken, the holder blocklisted) */
-		forged = ask(sp[0], 'f');
+		forged = ask(sock, 'f');
 		reopen = vd_pools_open(ps, &c, r, err, sizeof(err));
 		standby2 = reopen == 0 && ps->p[0].standby;
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	close(sp[0]);
+	close(sock);
 	assert_int_equal(peek, 0);
 	assert_int_equal(o.pid, (int)pid);
 	assert_int_equal(orc, 0);
@@ -467,22 +483,13 @@ static void test_dead_foreign_holder(void **state)
 	conf_with(&c, img_a);
 	uint8_t *buf = vblk_alloc_buf(MIB), *back = vblk_alloc_buf(MIB);
 	fill(buf);
-	int sp[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char fd[16];
-		int keep = dup(sp[1]);
-		snprintf(fd, sizeof(fd), "%d", keep);
-		execl("/proc/self/exe", "test_daemon_rbd_pools", "--holder", img_a, fd, (char *)NULL);
-		_exit(127);
-	}
-	close(sp[1]);
-	char ready = ask(sp[0], 0), forged = ready == 'k' ? ask(sp[0], 'm') : 0;
+	int sock;
+	pid_t pid = spawn_holder(img_a, &sock);
+	assert_true(pid > 0);
+	char ready = ask(sock, 0), forged = ready == 'k' ? ask(sock, 'm') : 0;
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	close(sp[0]);
+	close(sock);
 	assert_int_equal(ready, 'k');
 	assert_int_equal(forged, 'k');
 	struct vreactor *r;

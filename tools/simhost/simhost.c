@@ -476,19 +476,18 @@ int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_p
 	return 0;
 }
 
-int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
-		      char *err, size_t errlen)
+/* Open h's existing pool (open flags; verb names it in err) and start its engine;
+ * on failure h is freed. */
+static int open_existing(struct simhost *h, unsigned flags, const char *verb, struct simhost **out,
+			 char *err, size_t errlen)
 {
-	struct simhost *h = host_new(path, io, seed);
-	if (!h)
-		return -ENOMEM;
 	int rc = open_dev(h, 0, 0, err, errlen);
 	if (rc == 0) {
 		struct vpool_open_report rep = {0};
-		rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, &rep);
+		rc = vpool_open_stores(h->dev, h->jdev, flags, &h->pool, &rep);
 		if (rc < 0)
-			snprintf(err, errlen, "cannot open pool %s: %s%s%s", path, strerror(-rc),
-				 rep.error[0] ? ": " : "", rep.error);
+			snprintf(err, errlen, "cannot %s pool %s: %s%s%s", verb, h->path,
+				 strerror(-rc), rep.error[0] ? ": " : "", rep.error);
 	}
 	if (rc == 0)
 		rc = engine_start(h);
@@ -498,6 +497,15 @@ int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struc
 	}
 	*out = h;
 	return 0;
+}
+
+int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
+		      char *err, size_t errlen)
+{
+	struct simhost *h = host_new(path, io, seed);
+	if (!h)
+		return -ENOMEM;
+	return open_existing(h, 0, "open", out, err, errlen);
 }
 
 int simhost_open_standby(const char *path, struct simhost **out, char *err, size_t errlen)
@@ -510,22 +518,8 @@ int simhost_open_standby(const char *path, struct simhost **out, char *err, size
 	if (!h)
 		return -ENOMEM;
 	h->standby = true;
-	int rc = open_dev(h, 0, 0, err, errlen);
-	if (rc == 0) { /* as the daemon's vd_pool_view_refresh */
-		struct vpool_open_report rep = {0};
-		rc = vpool_open_stores(h->dev, h->jdev, VPOOL_OPEN_READONLY, &h->pool, &rep);
-		if (rc < 0)
-			snprintf(err, errlen, "cannot view pool %s: %s%s%s", path, strerror(-rc),
-				 rep.error[0] ? ": " : "", rep.error);
-	}
-	if (rc == 0)
-		rc = engine_start(h);
-	if (rc < 0) {
-		setup_failed(h);
-		return rc;
-	}
-	*out = h;
-	return 0;
+	/* as the daemon's vd_pool_view_refresh */
+	return open_existing(h, VPOOL_OPEN_READONLY, "view", out, err, errlen);
 }
 
 /* ---- LUNs */

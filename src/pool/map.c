@@ -1,6 +1,6 @@
 /*
- * A volume's map: allocation and growth (the accessors are inline, in map.h, which
- * says what the map is and which rules every representation keeps).
+ * A volume's map: the directory's allocation and growth (the accessors are inline,
+ * in map.h, which says what the map is and which rules every representation keeps).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -8,13 +8,19 @@
 
 #include "map.h"
 
+static uint64_t leaves_for(uint64_t n)
+{
+	return (n + POOL_MAP_LEAF - 1) >> POOL_MAP_LEAF_SHIFT;
+}
+
 int pool_map_init(struct vvol *v, uint64_t n)
 {
-	/* calloc of a large map is backed by untouched zero pages: RSS follows what is mapped. */
-	uint64_t *e = calloc(n ? n : 1, sizeof(uint64_t));
-	if (!e)
+	uint64_t nl = leaves_for(n);
+	struct pool_map_leaf **d = calloc(nl ? nl : 1, sizeof(*d));
+	if (!d)
 		return -ENOMEM;
-	v->map.ent = e;
+	v->map.dir = d;
+	v->map.n_leaves = nl;
 	v->n_vext = n;
 	v->mapped = 0;
 	return 0;
@@ -24,17 +30,34 @@ int pool_map_grow(struct vvol *v, uint64_t n)
 {
 	if (n <= v->n_vext)
 		return 0;
-	uint64_t *e = realloc(v->map.ent, n * sizeof(uint64_t));
-	if (!e)
-		return -ENOMEM;
-	memset(e + v->n_vext, 0, (n - v->n_vext) * sizeof(uint64_t));
-	v->map.ent = e;
+	uint64_t nl = leaves_for(n);
+	if (nl > v->map.n_leaves) {
+		struct pool_map_leaf **d = realloc(v->map.dir, nl * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		memset(d + v->map.n_leaves, 0, (nl - v->map.n_leaves) * sizeof(*d));
+		v->map.dir = d;
+		v->map.n_leaves = nl;
+	}
+	/* Entries of the last leaf past the old end are 0 already: nothing maps there. */
 	v->n_vext = n;
 	return 0;
 }
 
 void pool_map_free(struct vvol *v)
 {
-	free(v->map.ent);
-	v->map.ent = NULL;
+	if (v->map.dir)
+		for (uint64_t i = 0; i < v->map.n_leaves; i++)
+			free(v->map.dir[i]);
+	free(v->map.dir);
+	v->map.dir = NULL;
+	v->map.n_leaves = 0;
+}
+
+uint64_t pool_map_leaves(const struct vvol *v)
+{
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < v->map.n_leaves; i++)
+		n += v->map.dir[i] != NULL;
+	return n;
 }

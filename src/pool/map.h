@@ -3,10 +3,14 @@
  * physical extents. An entry is pext + 1, or 0 where nothing is mapped.
  *
  * Every access to a map goes through the functions below (docs/snapshots.md,
- * build order step 0), so that its representation is known in this header and in
- * map.c only. Today that representation is one dense array of n_vext entries,
- * allocated zeroed (calloc: the pages of a large thin volume stay untouched until
- * something is mapped there).
+ * build order steps 0 and 1), so that its representation is known in this header
+ * and in map.c only. The representation: a directory of pointers to leaves of
+ * POOL_MAP_LEAF entries (4 KiB of entries, 512 MiB of volume with 1 MiB extents);
+ * a leaf exists only while it holds a mapped entry (allocated by the first
+ * pool_map_set that maps one, freed by the one that unmaps its last), so memory
+ * follows what a volume holds, not its virtual size: the directory costs 8 bytes
+ * per 512 extents (1 MiB at the 2^26-extent maximum, in pages of zeros until
+ * leaves are there), and the scans (pool_map_next) skip absent leaves.
  *
  * Rules the callers rely on, kept by every representation:
  *   - vext < v->n_vext for pool_map_get and pool_map_set (callers check);
@@ -18,15 +22,27 @@
 #ifndef VAAID_POOL_MAP_H
 #define VAAID_POOL_MAP_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "vaaid/pool.h"
 
 struct vpool;
 
+#define POOL_MAP_LEAF_SHIFT 9
+#define POOL_MAP_LEAF (1u << POOL_MAP_LEAF_SHIFT) /* entries per leaf */
+#define POOL_MAP_LEAF_MASK ((uint64_t)POOL_MAP_LEAF - 1)
+
 /* The representation: private to this header and map.c. */
+struct pool_map_leaf {
+	uint64_t ent[POOL_MAP_LEAF];
+	uint32_t n_mapped; /* entries that are not 0: never 0 while the leaf exists */
+};
+
 struct pool_map {
-	uint64_t *ent; /* n_vext entries */
+	struct pool_map_leaf **dir; /* n_leaves pointers, NULL = every entry 0 */
+	uint64_t n_leaves;
 };
 
 struct vvol {
@@ -48,27 +64,52 @@ int pool_map_init(struct vvol *v, uint64_t n);
  * unchanged. */
 int pool_map_grow(struct vvol *v, uint64_t n);
 void pool_map_free(struct vvol *v);
+/* How many leaves the map holds now (tests, benchmarks). */
+uint64_t pool_map_leaves(const struct vvol *v);
 
 static inline uint64_t pool_map_get(const struct vvol *v, uint64_t vext)
 {
-	return v->map.ent[vext];
+	const struct pool_map_leaf *l = v->map.dir[vext >> POOL_MAP_LEAF_SHIFT];
+	return l ? l->ent[vext & POOL_MAP_LEAF_MASK] : 0;
 }
 
 static inline int pool_map_set(struct vvol *v, uint64_t vext, uint64_t new1)
 {
-	uint64_t *e = &v->map.ent[vext];
-	v->mapped += (new1 != 0) - (*e != 0);
+	struct pool_map_leaf **slot = &v->map.dir[vext >> POOL_MAP_LEAF_SHIFT];
+	struct pool_map_leaf *l = *slot;
+	if (!l) {
+		if (!new1)
+			return 0;
+		if (!(l = calloc(1, sizeof(*l))))
+			return -ENOMEM;
+		*slot = l;
+	}
+	uint64_t *e = &l->ent[vext & POOL_MAP_LEAF_MASK];
+	int d = (new1 != 0) - (*e != 0);
 	*e = new1;
+	v->mapped += (uint64_t)(int64_t)d;
+	l->n_mapped += (uint32_t)d;
+	if (!l->n_mapped) {
+		free(l);
+		*slot = NULL;
+	}
 	return 0;
 }
 
 /* The first mapped entry at or after vext (vext <= v->n_vext), v->n_vext if none. */
 static inline uint64_t pool_map_next(const struct vvol *v, uint64_t vext)
 {
-	const uint64_t *e = v->map.ent;
-	while (vext < v->n_vext && !e[vext])
+	while (vext < v->n_vext) {
+		const struct pool_map_leaf *l = v->map.dir[vext >> POOL_MAP_LEAF_SHIFT];
+		if (!l) {
+			vext = (vext | POOL_MAP_LEAF_MASK) + 1;
+			continue;
+		}
+		if (l->ent[vext & POOL_MAP_LEAF_MASK])
+			return vext;
 		vext++;
-	return vext;
+	}
+	return v->n_vext;
 }
 
 #endif

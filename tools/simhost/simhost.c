@@ -88,6 +88,13 @@ struct simhost {
 	bool run, quit;    /* the thread: run its loop / end */
 	int wake_fd;
 	struct vio_op wake_op;
+	/* simhost_engine_hook: fd polled by the reactor, fn called on the engine thread */
+	int hook_fd;
+	void (*hook_fn)(void *arg);
+	void *hook_arg;
+	struct vio_op hook_op;
+	bool hook_armed;          /* hook_op is pending in the current reactor */
+	atomic_bool hook_ready;   /* hook_fd became readable: call hook_fn */
 	uint64_t next_tag;
 	struct held *held; /* results reaped during reopen, delivered by the next reap */
 	struct dealloc_wait *abandoned_waits; /* simhost_deallocate: cut short by a crash */
@@ -105,6 +112,42 @@ static void wake_cb(void *arg, int res)
 	}
 	vio_op_init(&h->wake_op, wake_cb, h);
 	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+}
+
+static void hook_cb(void *arg, int res)
+{
+	struct simhost *h = arg;
+	(void)res;
+	h->hook_armed = false;
+	atomic_store(&h->hook_ready, true);
+}
+
+/* The hook's fd polled by the current reactor (once; again after each call). */
+static void hook_arm(struct simhost *h)
+{
+	if (h->hook_fn && !h->hook_armed && h->r) {
+		vio_op_init(&h->hook_op, hook_cb, h);
+		h->hook_armed = vreactor_poll_fd(h->r, h->hook_fd, &h->hook_op) == 0;
+	}
+}
+
+/* A new reactor: the engine's own wake-up and the hook polled by it. 0 or -errno. */
+static int arm_reactor(struct simhost *h)
+{
+	vio_op_init(&h->wake_op, wake_cb, h);
+	int rc = vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	h->hook_armed = false; /* the old reactor's poll went with it */
+	hook_arm(h);
+	return rc;
+}
+
+/* Between two reactor turns on the engine thread, as vaaid's main loop serves its fds. */
+static void hook_service(struct simhost *h)
+{
+	if (!atomic_exchange(&h->hook_ready, false))
+		return;
+	h->hook_fn(h->hook_arg);
+	hook_arm(h);
 }
 
 /*
@@ -138,6 +181,7 @@ static void *engine_main(void *arg)
 		while (!atomic_load(&h->stop)) {
 			if (vreactor_run_once(h->r, -1) < 0)
 				break;
+			hook_service(h);
 		}
 		pthread_mutex_lock(&h->mu);
 		h->run = false;
@@ -297,8 +341,7 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 		snprintf(err, errlen, "io_uring setup failed: %s", strerror(-rc));
 		return rc;
 	}
-	vio_op_init(&h->wake_op, wake_cb, h);
-	rc = vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	rc = arm_reactor(h);
 	if (rc < 0)
 		return rc;
 	rc = open_store(h, h->path, create_size, &h->dev);
@@ -818,6 +861,37 @@ int simhost_lun_diag(struct simhost *h, int lun, struct tcmu_dev_diag *out)
 	return engine_start(h);
 }
 
+int simhost_engine_hook(struct simhost *h, int fd, void (*fn)(void *arg), void *arg)
+{
+	if (!fn)
+		return -EINVAL;
+	if (h->hook_fn)
+		return -EBUSY;
+	engine_stop(h);
+	h->hook_fd = fd;
+	h->hook_fn = fn;
+	h->hook_arg = arg;
+	hook_arm(h);
+	return engine_start(h);
+}
+
+int simhost_engine_lun(const struct simhost *h, int lun, struct vaai_lun_stats *st,
+		       uint8_t naa[16], const char **volume)
+{
+	if (lun < 0 || lun >= SIMHOST_MAX_LUNS || !h->luns[lun].used || !h->luns[lun].dev)
+		return -ENODEV;
+	*st = h->luns[lun].lun.stats;
+	memcpy(naa, h->luns[lun].lun.info.naa, 16);
+	*volume = h->luns[lun].vol;
+	return 0;
+}
+
+void simhost_engine_pool(const struct simhost *h, struct vpool_stats *st, uint64_t *soft_threshold)
+{
+	vpool_get_stats(h->pool, st);
+	*soft_threshold = vaaid_soft_threshold_bytes(h->pool, h->threshold_pct); /* 0: none */
+}
+
 /* ---- commands */
 
 int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,
@@ -1023,8 +1097,7 @@ static int kill_and_take_over(struct simhost *h)
 		vblk_close(old);
 		return rc;
 	}
-	vio_op_init(&h->wake_op, wake_cb, h);
-	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	arm_reactor(h);
 	struct vblk *in = NULL;
 	rc = vblk_rbd_takeover(h->r, h->path, NULL, &in);
 	uint64_t t1 = vclock_ns();
@@ -1083,8 +1156,7 @@ int simhost_crash(struct simhost *h)
 	int rc = vreactor_create(256, &h->r);
 	if (rc < 0)
 		return rc;
-	vio_op_init(&h->wake_op, wake_cb, h);
-	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	arm_reactor(h);
 	vblk_crashsim_power_on(h->dev, h->r);
 	memset(&h->last_recovery, 0, sizeof(h->last_recovery));
 	rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, &h->last_recovery);

@@ -118,6 +118,25 @@ int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
 struct tcmu_dev_diag;
 int simhost_lun_diag(struct simhost *h, int lun, struct tcmu_dev_diag *out);
 
+/*
+ * A daemon-style service on the engine thread (benchmarks: vaai-bench scrape
+ * serves vaaid's metrics endpoint this way): fd is polled by the reactor, and
+ * once it is readable fn(arg) is called on the engine thread between two
+ * reactor turns, as vaaid's main loop calls its services (src/daemon/main.c),
+ * then fd is polled again (also after a reopen or crash). While the engine is
+ * stopped (control operations) the call waits. One hook per host, for its
+ * whole life (-EBUSY for a second); fd must stay open until simhost_close.
+ */
+int simhost_engine_hook(struct simhost *h, int fd, void (*fn)(void *arg), void *arg);
+/* Only on the engine thread (a hook's fn): LUN lun's counters, NAA and volume name
+ * (valid while the LUN stays attached); -ENODEV if not attached. */
+struct vaai_lun_stats;
+int simhost_engine_lun(const struct simhost *h, int lun, struct vaai_lun_stats *st,
+		       uint8_t naa[16], const char **volume);
+/* Only on the engine thread: the pool's statistics and its soft threshold in bytes
+ * (vaaid_soft_threshold_bytes of simhost_set_threshold's percentage; 0: none). */
+void simhost_engine_pool(const struct simhost *h, struct vpool_stats *st, uint64_t *soft_threshold);
+
 /* Queue a command; -EAGAIN when the LUN's ring is full (reap first). tag identifies it. */
 int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,
 		   const void *out, size_t out_len, size_t in_len, uint64_t *tag);

@@ -18,14 +18,23 @@
  *
  * A scraper thread GETs /metrics on a new connection (HTTP/1.0, the whole
  * body read until the server closes), times each GET from connect to close,
- * checks the answer (200, the metrics text: "vaaid_commands_total" in it,
+ * checks the answer (200, the metrics text: a "vaaid_commands_total{" line,
  * ending in a newline) and waits --gap s after each answer, as
- * tests/vm/metrics_load.py does. Each of --rounds rounds: --k scrapes with the
- * data path idle; the load for --runtime s with the scraper running (scrapes
- * from --warmup s into the load that ended before the load did are the loaded
- * ones); the load for --runtime s alone. The load: on every LUN, --qd 4 KiB
- * commands in flight, random READ(16) / WRITE(16) half and half over the
- * first --area bytes (written first), as many as the engine takes.
+ * tests/vm/metrics_load.py does. Each of --rounds rounds: scrapes with the
+ * data path idle (for --runtime s, so that both p99s are over about as many
+ * scrapes; --k N: N scrapes, as the guest's benchmark); then the load for
+ * --runtime s with the scraper running (the loaded scrapes: those from
+ * --warmup s into the load that ended before the load did) and the load for
+ * --runtime s alone, these two in turn first from round to round. The load:
+ * on every LUN, --qd 4 KiB commands in flight, random READ(16) / WRITE(16)
+ * half and half over the first --area bytes (written first), as many as the
+ * engine takes. With --dir on a tmpfs (/dev/shm) the pool's I/O costs no disk
+ * time and the load is CPU-bound (both cores busy); on a disk it is bound by
+ * the disk.
+ *
+ * Where a scrape's time went (stderr, from timestamps: struct parts): the
+ * snapshot's take (engine thread) and the formatting (HTTP thread) note their
+ * times, the scraper its connect and its last byte.
  *
  * stdout:
  *   scrape_size_host bytes=B lines=L
@@ -216,7 +225,8 @@ struct scraper {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	enum job job;      /* what to do now (J_NONE: wait) */
-	unsigned idle_n;   /* J_IDLE: scrapes to make */
+	unsigned idle_n;   /* J_IDLE: scrapes to make, or 0: */
+	double idle_s;     /* scrapes for this long */
 	atomic_bool loaded; /* J_LOADED: the load runs */
 	struct source *src;
 	struct parts *idle, *load; /* the scrapes */
@@ -274,7 +284,9 @@ static void *scraper_main(void *arg)
 			break;
 		struct parts p;
 		if (j == J_IDLE) {
-			for (unsigned i = 0; i < s->idle_n; i++) {
+			/* idle_n scrapes, or (0) for idle_s seconds */
+			double end = bench_now() + s->idle_s;
+			for (unsigned i = 0; s->idle_n ? i < s->idle_n : bench_now() < end; i++) {
 				if (scrape_one(s, &p) && s->n_idle < MAX_SCRAPES)
 					s->idle[s->n_idle++] = p;
 				pause_s(s->gap);
@@ -437,7 +449,7 @@ static int parse_args(struct scfg *c, int argc, char **argv)
 			c->luns = (unsigned)u;
 		} else if (!strcmp(a, "--rounds") && num && u >= 1 && u <= 100) {
 			c->rounds = (unsigned)u;
-		} else if (!strcmp(a, "--k") && num && u >= 1 && u <= 10000) {
+		} else if (!strcmp(a, "--k") && num && u <= 10000) {
 			c->k = (unsigned)u;
 		} else if (!strcmp(a, "--qd") && num && u >= 1 && u <= 256) {
 			c->qd = (unsigned)u;
@@ -493,8 +505,8 @@ static double part_pctl(const struct parts *p, unsigned n, size_t off, unsigned 
 static void breakdown(const char *kind, const struct parts *p, unsigned n)
 {
 	fprintf(stderr,
-		"# %s scrapes (%u), median ms: total %.2f = to the snapshot %.2f + hand-over %.2f + "
-		"format %.2f + send %.2f\n",
+		"# %s scrapes (%u), medians, ms: total %.2f; to the snapshot %.2f, hand-over %.2f, "
+		"format %.2f, send %.2f\n",
 		kind, n, part_pctl(p, n, PART(total), 50) * 1e3, part_pctl(p, n, PART(snap), 50) * 1e3,
 		part_pctl(p, n, PART(hand), 50) * 1e3, part_pctl(p, n, PART(fmt), 50) * 1e3,
 		part_pctl(p, n, PART(send), 50) * 1e3);
@@ -523,6 +535,7 @@ static int rounds(struct simhost *h, const struct scfg *c, struct scraper *sc, s
 	for (unsigned r = 0; r < c->rounds && !rc; r++) {
 		unsigned i0 = sc->n_idle, l0 = sc->n_load;
 		sc->idle_n = c->k;
+		sc->idle_s = c->runtime;
 		scraper_post(sc, J_IDLE);
 		scraper_wait(sc);
 		/* the load with scrapes and alone, their order alternating from round to round */
@@ -600,7 +613,7 @@ static int rounds(struct simhost *h, const struct scfg *c, struct scraper *sc, s
 
 int bench_scrape_main(int argc, char **argv)
 {
-	struct scfg c = {.dir = "build/bench-tmp", .luns = 8, .rounds = 3, .k = 40, .qd = 32,
+	struct scfg c = {.dir = "build/bench-tmp", .luns = 8, .rounds = 3, .k = 0, .qd = 32,
 			 .runtime = 20, .gap = 0.1, .warmup = 0.5, .area = 64 * MIB,
 			 .vol_size = 2048 * MIB};
 	if (parse_args(&c, argc, argv) < 0)
@@ -661,9 +674,10 @@ int bench_scrape_main(int argc, char **argv)
 		goto out;
 	}
 	sc.port = vd_metrics_port(src.m);
-	fprintf(stderr, "# metrics on http://127.0.0.1:%u/metrics; %u rounds of %u idle scrapes, "
+	fprintf(stderr, "# metrics on http://127.0.0.1:%u/metrics; %u rounds: idle scrapes (%s%u), "
 		"%.1f s loaded (qd %u per LUN) with scrapes every %.2f s after each answer, %.1f s alone\n",
-		sc.port, c.rounds, c.k, c.runtime, c.qd, c.gap, c.runtime);
+		sc.port, c.rounds, c.k ? "" : "seconds: ", c.k ? c.k : (unsigned)c.runtime, c.runtime,
+		c.qd, c.gap, c.runtime);
 	pthread_mutex_init(&sc.mu, NULL);
 	pthread_cond_init(&sc.cv, NULL);
 	if (pthread_create(&sc.t, NULL, scraper_main, &sc)) {

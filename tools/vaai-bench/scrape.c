@@ -28,9 +28,9 @@
  * --runtime s alone, these two in turn first from round to round. Alone, the
  * scraper thread still wakes every --gap s (and scrapes nothing): without
  * that control, a CPU-bound load ran 1.4-2.3x faster with the scraper than
- * alone on this 2-vCPU VM (a thread waking 10 times a second changes where
- * the scheduler runs the engine and kernel threads), which hid the cost of
- * scraping (docs/observability.md). The load:
+ * alone on the 2-vCPU VM it was written on (thread wake-ups change how fast
+ * the engine and kernel threads run there); with it, 0.65-2.2 per round: the
+ * cost line is no cost measure there (docs/observability.md). The load:
  * on every LUN, --qd 4 KiB commands in flight, random READ(16) / WRITE(16)
  * half and half over the first --area bytes (written first), as many as the
  * engine takes. With --dir on a tmpfs (/dev/shm) the pool's I/O costs no disk

@@ -11,6 +11,7 @@
 #ifndef VAAID_LUN_POLICY_H
 #define VAAID_LUN_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,17 @@ int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struc
  */
 uint64_t vd_backstore_lun_init(struct scsi_lun *lun, struct vvol *v, const struct vd_backstore *bs,
 			       uint64_t data_area, unsigned soft_pct);
+
+/*
+ * ALUA ([alua], docs/ceph.md "ALUA") for bs's LUN: group 0 claims nothing. A pool
+ * other gateways can serve too (shared: on RBD) reports this gateway's group in
+ * state local and the peers' groups (owner's active/optimized, scsi_alua_configure);
+ * a pool only this gateway reaches (a file) reports this gateway's group alone,
+ * active/optimized, whatever local says: no other target port group leads to its
+ * logical unit (SPC-4 5.16.2.1, 6.36).
+ */
+void vd_backstore_alua(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
+		       unsigned n_peers, bool shared, uint8_t local, uint16_t owner);
 
 /* The data area of a mapped TCMU ring: the map minus mailbox and command ring. */
 uint64_t vd_ring_data_area(const void *map, uint64_t map_size);

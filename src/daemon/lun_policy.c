@@ -98,6 +98,18 @@ int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struc
 	return 0;
 }
 
+void vd_backstore_alua(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
+		       unsigned n_peers, bool shared, uint8_t local, uint16_t owner)
+{
+	if (!group)
+		return;
+	if (!shared) { /* only this gateway serves it: no peer group, never standby */
+		scsi_alua_configure(lun, group, NULL, 0, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
+		return;
+	}
+	scsi_alua_configure(lun, group, peers, n_peers, local, owner);
+}
+
 uint64_t vd_ring_data_area(const void *map, uint64_t map_size)
 {
 	/* struct tcmu_mailbox: version u16, flags u16, cmdr_off u32, cmdr_size u32 */

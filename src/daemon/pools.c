@@ -454,8 +454,12 @@ uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp
 {
 	struct vblk_rbd_conf rbd = rbd_conf(ps);
 	struct vblk_rbd_owner o;
-	if (!vblk_rbd_spec(vp->path) || vblk_rbd_owner_peek(r, vp->path, &rbd, &o) < 0 ||
-	    o.group > UINT16_MAX)
+	if (!vblk_rbd_spec(vp->path))
+		return 0;
+	if (vp->view_dev) /* the open view: no connection of its own */
+		return vblk_rbd_owner_group(vp->view_dev, &o.group) < 0 || o.group > UINT16_MAX
+			       ? 0 : (uint16_t)o.group;
+	if (vblk_rbd_owner_peek(r, vp->path, &rbd, &o) < 0 || o.group > UINT16_MAX)
 		return 0;
 	return (uint16_t)o.group;
 }

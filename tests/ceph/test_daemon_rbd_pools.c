@@ -46,6 +46,7 @@
 #include <rbd/librbd.h>
 
 #include "vaaid/daemon.h"
+#include "vaaid/pool_watch.h"
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
 #include "vaaid/rbd_owner.h"
@@ -176,11 +177,28 @@ static void test_configured_pool(void **state)
 	assert_non_null(strstr(err, "--force"));
 	assert_int_equal(vd_pool_create(ps, r, "cp3", "rbd:rbd", 128 * MIB, 0, false, err, sizeof(err)),
 			 -EINVAL);
-	/* the second daemon takes the pool over: the first is fenced (its writes and
-	 * reads fail from now on), the second serves the acknowledged data */
+	/* the pool watch's look (vd_devices_watch, no LUNs needed): both pools here
+	 * still hold their locks, nothing is marked */
+	struct vd_env env = {.r = r, .pools = ps, .conf = &c};
+	struct vd_devices *ds;
+	assert_int_equal(vd_devices_new(&env, &ds), 0);
+	vd_devices_watch(ds);
+	assert_false(vpool_fenced(ps->p[0].pool));
+	assert_false(vpool_fenced(ps->p[1].pool));
+	/* the second daemon takes the pool over: the first, idle, learns it from the
+	 * pool watch's lock check before any I/O of its own meets the fence (its store
+	 * sent nothing meanwhile); `vaaictl status` shows vpool_fenced as "fenced" */
 	assert_int_equal(vd_pool_takeover(ps2, r, "cp", err, sizeof(err)), 0);
 	assert_false(ps2->p[0].standby);
 	assert_non_null(ps2->p[0].pool);
+	struct vblk_stats before = ps->p[0].dev->stats;
+	vd_devices_watch(ds);
+	assert_true(vpool_fenced(ps->p[0].pool));
+	assert_false(vpool_fenced(ps->p[1].pool)); /* the other pool is still this gateway's */
+	assert_int_equal(ps->p[0].dev->stats.read_ops, before.read_ops);
+	assert_int_equal(ps->p[0].dev->stats.write_ops, before.write_ops);
+	vd_devices_free(ds);
+	/* its writes and reads fail from now on, the second serves the acknowledged data */
 	assert_true(io(r, v, true, buf, 5 * MIB, 4096) < 0);
 	assert_true(vpool_fenced(ps->p[0].pool));
 	assert_true(io(r, v, false, back, 40 * MIB, 4096) < 0); /* never written: not from memory */
@@ -274,11 +292,28 @@ static void test_standby_view(void **state)
 	assert_non_null(old);
 	vd_pool_view_close_old(old, old_dev);
 	assert_non_null(vpool_volume_find(ps2->p[0].view, "new"));
+	/* with the view open, the owner's group is read through it (the pool watch's
+	 * look, vd_store_watch, does the same every period) */
+	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0], r), 7);
+	uint16_t owner = 7;
+	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &owner), VD_WATCH_NONE);
+	assert_int_equal(owner, 7);
 	/* the owner was not disturbed */
 	uint8_t *buf = vblk_alloc_buf(MIB);
 	memset(buf, 7, MIB);
 	assert_int_equal(io(r, v, true, buf, 0, MIB), 0);
 	assert_false(vpool_fenced(ps->p[0].pool));
+	/* a third gateway (group 9) takes the pool over: the standby one's look finds
+	 * the new owner group in the record, through the same view */
+	struct vd_pools *ps3 = calloc(1, sizeof(*ps3));
+	c.alua.group = 9;
+	assert_int_equal(vd_pools_open(ps3, &c, r, err, sizeof(err)), 0);
+	assert_int_equal(vd_pool_takeover(ps3, r, "cp", err, sizeof(err)), 0);
+	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &owner), VD_WATCH_OWNER);
+	assert_int_equal(owner, 9);
+	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &owner), VD_WATCH_NONE);
+	vd_pools_close(ps3);
+	free(ps3);
 	free(buf);
 	vd_pools_close(ps2); /* and its view */
 	vd_pools_close(ps);

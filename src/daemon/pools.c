@@ -439,7 +439,7 @@ int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct v
 	if (rc < 0) {
 		vlog_warn(vp->name, "pool %s: no read-only view of %s: %s%s%s", vp->name, vp->path,
 			  strerror(-rc), rep.error[0] ? ": " : "", rep.error);
-		vblk_close(dev);
+		vblk_close_live(dev);
 		return rc;
 	}
 	*old = vp->view;
@@ -468,7 +468,9 @@ void vd_pool_view_close_old(struct vpool *p, struct vblk *dev)
 {
 	if (p)
 		vpool_close(p);
-	vblk_close(dev);
+	/* librbd's close and the connection's shutdown on a worker: the reactor serves
+	 * the other pools' LUNs meanwhile (vblk_close_live) */
+	vblk_close_live(dev);
 }
 
 void vd_pools_close(struct vd_pools *ps)

@@ -50,10 +50,11 @@
  *     systemd STATUS line (a timer) skips standby pools, and reads no pool
  *     once the daemon is stopping (vd_pools_close's closes). vaai-sim and the
  *     tools open with their engine stopped: the caller owns the reactor.
- *     Still on the caller's thread:
- *     vblk_close (callers whose reactor may be gone: a standby view's close).
- *     vblk_rbd_owner_peek and rdev_mapped (the sweep's object-map walk) run
- *     on the worker too.
+ *     Still on the caller's thread: vblk_close (callers whose reactor may be
+ *     gone); the daemon closes stores, a standby view's too, with
+ *     vblk_close_live (on the worker). vblk_rbd_owner_peek, rdev_mapped (the
+ *     sweep's object-map walk) and the pool watch's reads
+ *     (vblk_rbd_check_lock, vblk_rbd_owner_group) run on the worker too.
  */
 #include <errno.h>
 #include <poll.h>

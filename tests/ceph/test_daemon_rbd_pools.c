@@ -290,7 +290,15 @@ static void test_standby_view(void **state)
 	assert_null(vpool_volume_find(ps2->p[0].view, "new"));
 	assert_int_equal(vd_pool_view_refresh(ps2, &ps2->p[0], r, &old, &old_dev), 0);
 	assert_non_null(old);
+	/* the old view's close (librbd's close, the connection's shutdown) runs off the
+	 * reactor: the reactor runs meanwhile (a callback deferred before it has run
+	 * when it returns; with the close on the reactor's thread it would not have) */
+	struct done ran = {0};
+	struct vio_op op;
+	vio_op_init(&op, on_done, &ran);
+	vreactor_defer(r, &op, 0);
 	vd_pool_view_close_old(old, old_dev);
+	assert_true(ran.done);
 	assert_non_null(vpool_volume_find(ps2->p[0].view, "new"));
 	/* with the view open, the owner's group is read through it (the pool watch's
 	 * look, vd_store_watch, does the same every period) */

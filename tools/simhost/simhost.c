@@ -824,6 +824,34 @@ int simhost_alua(struct simhost *h, uint16_t group, const uint16_t *peers, unsig
 	return 0;
 }
 
+int simhost_takeover(struct simhost *h, int *lost)
+{
+	*lost = 0;
+	if (!h->standby)
+		return -EINVAL;
+	engine_stop(h);
+	struct vblk *dev;
+	struct vpool *pool;
+	struct vpool_open_report rep = {0};
+	int rc = vblk_rbd_takeover(h->r, h->path, NULL, &dev);
+	if (rc == 0 && (rc = vpool_open_stores(dev, NULL, 0, &pool, &rep)) < 0)
+		vblk_close_live(dev);
+	if (rc < 0)
+		return engine_resume(h, rc);
+	/* as the daemon's vd_devices_pool_served: each LUN moves to the pool's volume
+	 * or is lost (no volume); then nothing points into the view: closed */
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && h->luns[i].dev &&
+		    vd_lun_pool_served(&h->luns[i].lun, pool, h->luns[i].vol) < 0)
+			++*lost;
+	vpool_close(h->pool);
+	vblk_close_live(h->dev);
+	h->pool = pool;
+	h->dev = dev;
+	h->standby = false;
+	return engine_start(h);
+}
+
 int simhost_alua_shared(struct simhost *h, bool shared)
 {
 	h->alua_shared = shared;

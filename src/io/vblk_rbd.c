@@ -110,8 +110,8 @@ static void mark_fenced(struct rdev *d, const char *how)
 	if (d->b.fenced)
 		return;
 	d->b.fenced = true;
-	vlog_err(d->name, "FENCED: another gateway took this image over and the cluster "
-			  "blocklisted this client (%s); nothing more is written here", how);
+	vlog_err(d->name, "FENCED: another gateway took this image over (%s); nothing more "
+			  "is written here", how);
 }
 
 /* ------------------------------------------------------------- completion */
@@ -122,7 +122,7 @@ static void rreq_complete(struct rreq *q, ssize_t ret)
 	struct vio_op *user = q->user;
 	int res = ret < 0 ? (int)ret : 0;
 	if (ret == -ESHUTDOWN)
-		mark_fenced(d, "an I/O was refused");
+		mark_fenced(d, "an I/O was refused: the cluster blocklisted this client");
 	if (res == 0 && (q->kind == RREQ_READ || q->kind == RREQ_WRITE))
 		res = q->total > (uint64_t)INT32_MAX ? 0 : (int)q->total;
 	if (ret >= 0 && q->kind == RREQ_READ) {
@@ -891,9 +891,10 @@ int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
 
 /* On voffload_run's worker: the lock's owners and this client's address, through
  * the image handle and the cluster handle only (thread-safe; the reactor's
- * thread may run this image's I/O meanwhile). 1: another client holds the lock,
- * or this one is blocklisted (every OSD request fails with -ESHUTDOWN, Ceph's
- * EBLOCKLISTED); 0: still this client's; -errno: not known (e.g. the cluster
+ * thread may run this image's I/O meanwhile). 1: this client is blocklisted
+ * (every OSD request fails with -ESHUTDOWN, Ceph's EBLOCKLISTED); 2: another
+ * client holds the lock (its address, as the lock records it, is not this
+ * client's: the same comparison as the owner record's); 0: still this client's; -errno: not known (e.g. the cluster
  * does not answer). No holder at all is 0: a takeover leaves a holder (or this
  * client blocklisted); a moment without one is not taken for a fence. */
 static int lock_check_blocking(void *arg)
@@ -911,7 +912,7 @@ static int lock_check_blocking(void *arg)
 	if (rc == -ESHUTDOWN)
 		rc = 1;
 	else if (rc == 0)
-		rc = strcmp(owner, addr) != 0;
+		rc = strcmp(owner, addr) ? 2 : 0;
 	if (addr)
 		rados_buffer_free(addr);
 	return rc;
@@ -927,9 +928,12 @@ int vblk_rbd_check_lock(struct vblk *b)
 	if (b->fenced)
 		return 1;
 	int rc = voffload_run(b->reactor, lock_check_blocking, d);
-	if (rc == 1) /* the flag is set here, on the reactor's thread */
-		mark_fenced(d, "its lock check found the lock taken while idle");
-	return rc;
+	if (rc <= 0)
+		return rc;
+	/* the flag is set here, on the reactor's thread */
+	mark_fenced(d, rc == 1 ? "its lock check, while idle, was refused: blocklisted"
+			       : "its lock check, while idle, found another client holding the lock");
+	return 1;
 }
 
 struct owner_job {

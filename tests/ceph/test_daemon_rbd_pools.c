@@ -601,6 +601,59 @@ static void test_sweep_at_open(void **state)
 	vreactor_destroy(r);
 }
 
+/* Another client takes the image's lock without blocklisting this one (a lock break
+ * with rbd_blocklist_on_break_lock off: vaaid never does it, an admin's tool could):
+ * this gateway's writes would still reach the OSDs, yet it is no longer the writer.
+ * The pool watch's lock check finds the other holder and marks the pool fenced
+ * (the lock's owner is not this client's address), so nothing more is acknowledged;
+ * before the break it marks nothing. */
+static void test_lock_taken_without_blocklist(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_config c;
+	conf_with(&c, img_a);
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	struct vd_env env = {.r = r, .pools = ps, .conf = &c};
+	struct vd_devices *ds;
+	assert_int_equal(vd_devices_new(&env, &ds), 0);
+	vd_devices_watch(ds);
+	assert_false(vpool_fenced(ps->p[0].pool));
+
+	rados_t cl;
+	rados_ioctx_t io;
+	rbd_image_t im;
+	assert_int_equal(rados_create(&cl, NULL), 0);
+	assert_int_equal(rados_conf_read_file(cl, getenv("CEPH_CONF")), 0);
+	assert_int_equal(rados_conf_set(cl, "rbd_blocklist_on_break_lock", "false"), 0);
+	assert_int_equal(rados_connect(cl), 0);
+	assert_int_equal(rados_ioctx_create(cl, "rbd", &io), 0);
+	assert_int_equal(rbd_open(io, img_a + strlen("rbd:rbd/"), &im, NULL), 0);
+	rbd_lock_mode_t mode;
+	char *owners[4];
+	size_t n = 4;
+	assert_int_equal(rbd_lock_get_owners(im, &mode, owners, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(rbd_lock_break(im, RBD_LOCK_MODE_EXCLUSIVE, owners[0]), 0);
+	rbd_lock_get_owners_cleanup(owners, n);
+	assert_int_equal(rbd_lock_acquire(im, RBD_LOCK_MODE_EXCLUSIVE), 0);
+
+	struct vblk_stats before = ps->p[0].dev->stats;
+	vd_devices_watch(ds);
+	assert_true(vpool_fenced(ps->p[0].pool));
+	assert_int_equal(ps->p[0].dev->stats.write_ops, before.write_ops);
+	vd_devices_free(ds);
+	rbd_close(im); /* releases the lock */
+	rados_ioctx_destroy(io);
+	rados_shutdown(cl);
+	vd_pools_close(ps); /* fenced: no checkpoint */
+	free(ps);
+	vreactor_destroy(r);
+}
+
 int main(int argc, char **argv)
 {
 	/* a write to a peer that is gone (a holder child, a socket) fails with
@@ -618,6 +671,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_restart_after_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dead_foreign_holder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_at_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_taken_without_blocklist, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,7 +83,7 @@ cleanup() {
 	lio_clear
 	( stop_b ) || rc=1
 	( stop_vaaid ) || rc=1 # A
-	/vaaid/scripts/ceph/cluster stop "$CEPHDIR"
+	/vaaid/scripts/ceph/cluster stop "$CEPHDIR" && rm -rf "$CEPHDIR" # (start wants a new DIR)
 	rm -rf "$work" "$ASTATE" "$BSTATE" "$(dirname "$BSOCK")"
 	( start_vaaid ) || rc=1 # the run's own daemon, as the next test expects it
 	log "guest time of the test: $(( $(date +%s) - t_start )) s"
@@ -151,7 +151,7 @@ cmd() {
 	local out
 	for _ in 1 2 3 4 5; do
 		out=$($SGIO "$@") || die "SG_IO on $1 failed"
-		case "$out" in *" key=6 "*) log "$1: unit attention ${out#* key=6 }"; continue ;; esac
+		case "$out" in *" key=6 "*) out=${out#* key=6 }; log "$1: unit attention ${out% data=*}"; continue ;; esac
 		echo "$out"
 		return 0
 	done

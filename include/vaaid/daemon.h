@@ -39,7 +39,13 @@ struct vd_pool_conf {
 	char path[VD_PATH_MAX];
 	uint64_t size;    /* bytes; used when the file is created */
 	uint32_t extent;  /* 0 = default */
+	uint8_t create;   /* VD_CREATE_*: when the store is missing at start */
 };
+/* [pool] create: whether vaaid creates a configured pool whose store is missing.
+ * AUTO: a file yes (as always), an RBD image no (docs/ceph.md "Configuration":
+ * a typo in a remote image's name, or a second gateway starting first, must not
+ * make a new empty pool; `vaaictl pool create` makes it). */
+enum { VD_CREATE_AUTO = 0, VD_CREATE_YES, VD_CREATE_NO };
 
 /* [ceph] conf, client_id, keyring ("": librados' default) for pools on RBD. */
 struct vd_ceph_conf {

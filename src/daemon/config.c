@@ -18,6 +18,8 @@
  *   path = /srv/vaaid/NAME.pool ; file or block device, or rbd:CEPHPOOL/IMAGE
  *   size = 2T                   ; when the file is created
  *   extent = 1M                 ; power of two, 64K..16M
+ *   create = auto               ; a missing store: created (yes), refused (no); auto:
+ *                               ; a file yes, an rbd: image no
  *   [ceph]                      ; pools on RBD (docs/ceph.md)
  *   conf = /etc/ceph/ceph.conf  ; default: librados' (CEPH_CONF, /etc/ceph/ceph.conf)
  *   client_id = vaaid           ; cephx user client.vaaid (default: admin)
@@ -119,6 +121,7 @@ static const char *const log_levels[] = {"err", "warn", "info", "debug"};       
 static const char *const xcopy_scopes[] = {"covisible", "pool", "lun"};             /* VD_XCOPY_* */
 static const char *const whole_modes[] = {"auto", "on", "off"};                     /* VD_WHOLE_* */
 static const char *const group_modes[] = {"auto", "on", "off"};                     /* VD_GROUP_* */
+static const char *const create_modes[] = {"auto", "yes", "no"};                    /* VD_CREATE_* */
 #define WORDS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
 
 static struct vd_pool_conf *pool_conf(struct vd_config *c, const char *name)
@@ -294,6 +297,11 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 			    n > VPOOL_MAX_EXTENT)
 				return fail(x, "extent '%s' must be a power of two from 64K to 16M%s", value, "");
 			p->extent = (uint32_t)n;
+		} else if (!strcmp(key, "create")) {
+			int v = word_index(value, WORDS(create_modes));
+			if (v < 0)
+				return fail(x, "create '%s' is not one of auto, yes, no%s", value, "");
+			p->create = (uint8_t)v;
 		} else {
 			return fail(x, "unknown key '%s' in a [pool] section%s", key, "");
 		}

@@ -1,16 +1,17 @@
 /*
  * The daemon's pools: open every configured pool at start (a missing file is
- * created sparse and formatted), create new ones on request (a new sparse
- * file; with force, also an existing block device or file that holds no
- * vaaid pool and is not in use), close at exit. A pool in a regular file keeps
- * its journal in a file of its own, <path>.journal (docs/design.md rule 12:
- * the file system's conversions of newly written data are then not committed
- * by every journal write); a pool on a block device keeps it inside. A path
- * "rbd:CEPHPOOL/IMAGE" is a Ceph RBD image (vblk_rbd, reached with the [ceph]
- * settings): created when missing, its journal inside, removed again when
- * its creation fails. Its blocking librados/librbd calls (open, takeover,
- * create, close, remove) run on a worker thread while the reactor serves the
- * other pools' LUNs (src/io/vblk_rbd.c says why nothing re-enters meanwhile).
+ * created sparse and formatted, unless [pool] create = no), create new ones on
+ * request (a new sparse file; with force, also an existing block device or
+ * file that holds no vaaid pool and is not in use), close at exit. A pool in a
+ * regular file keeps its journal in a file of its own, <path>.journal
+ * (docs/design.md rule 12: the file system's conversions of newly written data
+ * are then not committed by every journal write); a pool on a block device
+ * keeps it inside. A path "rbd:CEPHPOOL/IMAGE" is a Ceph RBD image (vblk_rbd,
+ * reached with the [ceph] settings): created when missing only with [pool]
+ * create = yes, its journal inside, removed again when its creation fails. Its
+ * blocking librados/librbd calls (open, takeover, create, close, remove) run on
+ * a worker thread while the reactor serves the other pools' LUNs
+ * (src/io/vblk_rbd.c says why nothing re-enters meanwhile).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -221,10 +222,17 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 		snprintf(vp->path, sizeof(vp->path), "%s", pc->path);
 		struct stat st;
 		int rc;
-		if (vblk_rbd_spec(pc->path)) { /* an image: opened, or created when missing */
+		if (vblk_rbd_spec(pc->path)) { /* an image: opened; created when missing only
+						* with create = yes (VD_CREATE_AUTO says why) */
 			rc = open_one(ps, vp, r, err, errlen);
-			if (rc == -ENOENT)
+			if (rc == -ENOENT && pc->create == VD_CREATE_YES)
 				rc = create_one(ps, vp, r, pc->size, pc->extent, err, errlen);
+			else if (rc == -ENOENT)
+				snprintf(err, errlen, "pool '%s': %s does not exist (no such image, or "
+					 "no such Ceph pool): a pool on RBD is made once with `vaaictl "
+					 "pool create %s %s SIZE` on one gateway, or by this daemon with "
+					 "create = yes in [pool %s]", vp->name, vp->path, vp->name,
+					 vp->path, vp->name);
 			if (rc == -EBUSY) { /* another gateway serves it: standby here */
 				vlog_warn(vp->name, "pool %s: standby (another gateway holds %s; "
 					  "`vaaictl pool takeover %s` takes it over)", vp->name, vp->path,
@@ -233,9 +241,15 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 				rc = 0;
 			}
 		} else {
-			rc = stat(pc->path, &st) == 0 ? open_one(ps, vp, r, err, errlen)
-						      : create_one(ps, vp, r, pc->size, pc->extent, err,
-								   errlen);
+			if (stat(pc->path, &st) == 0)
+				rc = open_one(ps, vp, r, err, errlen);
+			else if (pc->create != VD_CREATE_NO)
+				rc = create_one(ps, vp, r, pc->size, pc->extent, err, errlen);
+			else {
+				rc = -ENOENT;
+				snprintf(err, errlen, "pool '%s': %s does not exist (create = no in "
+					 "[pool %s])", vp->name, vp->path, vp->name);
+			}
 		}
 		if (rc < 0)
 			return rc;

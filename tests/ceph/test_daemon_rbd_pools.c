@@ -61,6 +61,7 @@ static void conf_with(struct vd_config *c, const char *path)
 	snprintf(c->pools[0].name, sizeof(c->pools[0].name), "cp");
 	snprintf(c->pools[0].path, sizeof(c->pools[0].path), "%s", path);
 	c->pools[0].size = 256 * MIB;
+	c->pools[0].create = VD_CREATE_YES; /* made at the first open (test_missing_image) */
 	snprintf(c->ceph.conf, sizeof(c->ceph.conf), "%s", getenv("CEPH_CONF"));
 }
 
@@ -131,6 +132,32 @@ static int teardown(void **state)
 	vblk_rbd_remove(img_a, NULL);
 	vblk_rbd_remove(img_b, NULL);
 	return 0;
+}
+
+/* A configured image that is missing is refused, and not made, unless create = yes:
+ * "auto" (the default) and "no" name the image and `vaaictl pool create`. */
+static void test_missing_image(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_config c;
+	conf_with(&c, img_a);
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	const uint8_t modes[] = {VD_CREATE_AUTO, VD_CREATE_NO};
+	for (unsigned i = 0; i < 2; i++) {
+		char err[1200] = "";
+		c.pools[0].create = modes[i];
+		assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), -ENOENT);
+		assert_non_null(strstr(err, img_a));
+		assert_non_null(strstr(err, "vaaictl pool create"));
+		vd_pools_close(ps);
+		struct vblk *dev;
+		struct vblk_rbd_conf rc_conf = {.conf_path = c.ceph.conf};
+		assert_int_equal(vblk_rbd_open(r, img_a, &rc_conf, 0, &dev), -ENOENT); /* not made */
+	}
+	free(ps);
+	vreactor_destroy(r);
 }
 
 static void test_configured_pool(void **state)
@@ -570,6 +597,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_missing_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_configured_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_standby_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_after_crash, setup, teardown),

@@ -149,6 +149,7 @@ static void conf_pool(struct vd_config *c, unsigned i, const char *name, const c
 	snprintf(c->pools[i].name, sizeof(c->pools[i].name), "%s", name);
 	snprintf(c->pools[i].path, sizeof(c->pools[i].path), "%s", path);
 	c->pools[i].size = 256 * MIB;
+	c->pools[i].create = VD_CREATE_YES;
 	c->n_pools = i + 1;
 }
 

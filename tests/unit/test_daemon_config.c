@@ -70,6 +70,7 @@ static void test_every_key(void **state)
 			      "[pool ceph]\n"
 			      "path = rbd:vaai/ds1.pool\n"
 			      "size = 1T\n"
+			      "create = yes\n"
 			      "[alua]\n"
 			      "group = 65535\n"
 			      "peers = 1, 2 ,300\n"
@@ -83,6 +84,8 @@ static void test_every_key(void **state)
 			      &c, err, sizeof(err)),
 			 0);
 	assert_string_equal(c.pools[2].path, "rbd:vaai/ds1.pool");
+	assert_int_equal(c.pools[2].create, VD_CREATE_YES);
+	assert_int_equal(c.pools[1].create, VD_CREATE_AUTO);
 	assert_string_equal(c.ceph.conf, "/etc/ceph/site.conf");
 	assert_int_equal(c.alua.group, 65535);
 	assert_int_equal(c.alua.n_peers, 3);
@@ -174,6 +177,7 @@ static void test_bad_files(void **state)
 	refused("[pool p]\npath = x.pool\n", 2, "must be an absolute path");
 	refused("[pool p]\ncolour = red\n", 2, "unknown key 'colour' in a [pool] section");
 	refused("[pool p]\npath = rbd:pool\n", 2, "absolute path or rbd:CEPHPOOL/IMAGE");
+	refused("[pool p]\ncreate = maybe\n", 2, "create 'maybe' is not one of auto, yes, no");
 	refused("[pool p]\npath = rbd:pool/img@snap\n", 2, "absolute path or rbd:CEPHPOOL/IMAGE");
 	refused("[ceph]\nconf = ceph.conf\n", 2, "[ceph] conf 'ceph.conf' must be an absolute path");
 	refused("[ceph]\nkeyring = k\n", 2, "[ceph] keyring 'k' must be an absolute path");

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -287,6 +288,35 @@ static void connection_limit(void **state)
 	all_closed(e);
 }
 
+/* [pool] create = no: a configured pool file that is missing stops the open, naming
+ * it, and is not made; the default (auto) makes it, as it always did. */
+static void missing_file_pool_create_no(void **state)
+{
+	struct env *e = *state;
+	struct vd_config c;
+	vd_config_defaults(&c);
+	snprintf(c.state_dir, sizeof(c.state_dir), "%s", e->dir);
+	c.n_pools = 1;
+	snprintf(c.pools[0].name, sizeof(c.pools[0].name), "nf");
+	snprintf(c.pools[0].path, sizeof(c.pools[0].path), "%s/nf.pool", e->dir);
+	c.pools[0].size = 64 << 20;
+	c.pools[0].create = VD_CREATE_NO;
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	assert_non_null(ps);
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, e->r, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, c.pools[0].path));
+	assert_non_null(strstr(err, "create = no"));
+	vd_pools_close(ps);
+	struct stat st;
+	assert_int_equal(stat(c.pools[0].path, &st), -1); /* not made */
+	c.pools[0].create = VD_CREATE_AUTO;
+	assert_int_equal(vd_pools_open(ps, &c, e->r, err, sizeof(err)), 0);
+	assert_int_equal(stat(c.pools[0].path, &st), 0);
+	vd_pools_close(ps);
+	free(ps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +326,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(line_ended_by_shutdown_and_unknown_request, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(long_error_not_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_file_pool_create_no, setup, teardown),
 		cmocka_unit_test_setup_teardown(client_that_leaves_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(connection_limit, setup, teardown),
 	};

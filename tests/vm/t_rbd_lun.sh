@@ -74,6 +74,7 @@ conf = $CEPH_CONF
 [pool default]
 path = rbd:$IMAGE
 size = 2G
+create = yes
 EOF
 mkdir -p "$RSTATE"
 echo "$CONF" >"$CONF.path"

@@ -4,7 +4,7 @@
 #  - a single-node cluster inside the guest, as t_rbd_lun.sh starts it;
 #  - vaaid A: [alua] group 1, peers 2, handler vaai ([tcmu] leave = vaaib), the
 #    run's control socket and PID file, its own state directory; it creates the
-#    pool on rbd:rbd/vaaid-gw and holds its lock;
+#    pool on rbd:rbd/vaaid-gw ([pool] create = yes) and holds its lock;
 #  - vaaid B: [alua] group 2, peers 1, [tcmu] handler = vaaib, leave = vaai,
 #    --no-dbus, its own control socket and state directory; the same pool is
 #    standby there (read-only view);
@@ -97,12 +97,14 @@ t0=$(date +%s)
 export CEPH_CONF=$CEPHDIR/ceph.conf
 log "cluster up in $(( $(date +%s) - t0 )) s"
 
-gw_conf() { # gw_conf GROUP PEER HANDLER LEAVE
-	printf '[ceph]\nconf = %s\n[pool gw]\npath = rbd:%s\nsize = 1G\n' "$CEPH_CONF" "$IMAGE"
+gw_conf() { # gw_conf CREATE GROUP PEER HANDLER LEAVE
+	printf '[ceph]\nconf = %s\n[pool gw]\npath = rbd:%s\nsize = 1G\ncreate = %s\n' \
+		"$CEPH_CONF" "$IMAGE" "$1"
+	shift
 	printf '[alua]\ngroup = %s\npeers = %s\n[tcmu]\nhandler = %s\nleave = %s\n' "$@"
 }
-gw_conf 1 2 vaai vaaib >"$work/a.conf"
-gw_conf 2 1 vaaib vaai >"$work/b.conf"
+gw_conf yes 1 2 vaai vaaib >"$work/a.conf" # A makes the image
+gw_conf auto 2 1 vaaib vaai >"$work/b.conf" # B never would (auto: a missing image stops it)
 echo "$work/a.conf" >"$work/a.path"
 mkdir -p "$ASTATE" "$BSTATE" "$(dirname "$BSOCK")"
 STATE=$ASTATE VAAID_CONFIG_PATHFILE=$work/a.path start_vaaid

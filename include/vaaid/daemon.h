@@ -131,6 +131,10 @@ struct vd_pool {
 	 * the volumes its standby LUNs export. Closed once the LUNs moved to pool. */
 	struct vblk *view_dev;
 	struct vpool *view;
+	/* The ALUA group of the gateway that holds a standby pool (0: not known), from
+	 * the image's owner record: read when a LUN attaches, then by the pool watch
+	 * (vd_devices_watch) every VD_POOL_WATCH_PERIOD_NS. */
+	uint16_t owner_group;
 	int whole; /* VD_WHOLE_*, applied to dev when it is opened */
 	int group; /* VD_GROUP_*, applied to dev and jdev when they are opened */
 };
@@ -162,7 +166,8 @@ int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct v
 			 struct vpool **old, struct vblk **old_dev);
 void vd_pool_view_close_old(struct vpool *p, struct vblk *dev);
 /* The ALUA group of the gateway that holds a standby RBD pool, from the image's owner
- * record (include/vaaid/rbd_owner.h); 0 when not known. */
+ * record (include/vaaid/rbd_owner.h), read through the pool's view when it is open;
+ * 0 when not known. */
 uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp,
 			     struct vreactor *r);
 /* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
@@ -199,6 +204,11 @@ void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp);
  * the owner's group will come from the image's metadata (issue 26). */
 void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local,
 		     uint16_t owner);
+/* The pool watch's look (include/vaaid/pool_watch.h), from the main loop once per
+ * VD_POOL_WATCH_PERIOD_NS: each active RBD pool's lock (lost: fenced, its LUNs
+ * unavailable), each standby pool's owner group (changed: its LUNs' peer states
+ * follow). The librbd calls run on voffload_run's worker. */
+void vd_devices_watch(struct vd_devices *ds);
 /* A standby pool was taken over (vd_pool_takeover succeeded): its standby LUNs move
  * from the read-only view to the pool (the same volume: NAA and block size) and go
  * active/optimized; one whose volume is gone stays unavailable. The view is closed

@@ -28,6 +28,7 @@
 #include "vaaid/dbus.h"
 #include "vaaid/lun.h"
 #include "vaaid/metrics.h"
+#include "vaaid/pool_watch.h"
 #include "vaaid/control.h"
 #include "vaaid/tcmu_nl.h"
 #include "vaaid/util.h"
@@ -42,6 +43,7 @@ struct daemon {
 	struct vd_control *ctl;
 	struct vd_dbus *bus;
 	struct vd_notify *notify; /* systemd: READY, STATUS, watchdog */
+	struct vd_pool_watch watch; /* the RBD pools' lock and owner, every 5 s (pool_watch.h) */
 	struct vd_metrics *metrics; /* the Prometheus endpoint ([metrics] listen), or NULL */
 	struct vio_op metrics_op;
 	bool metrics_ready;
@@ -286,6 +288,9 @@ static int loop(struct daemon *dm)
 			arm(dm, vd_dbus_fd(dm->bus), &dm->bus_op, on_bus);
 		}
 		vd_notify_service(dm->notify); /* a timer whose submission failed is armed again */
+		if (vd_pool_watch_due(&dm->watch))
+			vd_devices_watch(dm->devs);
+		vd_pool_watch_arm(&dm->watch, dm->r); /* the next period from the end of this look */
 		if (dm->metrics_ready) {
 			dm->metrics_ready = false;
 			vd_metrics_service(dm->metrics);
@@ -382,6 +387,7 @@ static int run(struct daemon *dm, bool no_dbus)
 		if (vd_notify_watchdog(dm->notify))
 			vlog_info(NULL, "systemd watchdog: pinged from the reactor");
 	}
+	vd_pool_watch_arm(&dm->watch, dm->r);
 	rc = loop(dm);
 	/* Whatever ended the loop (a signal, or an error), the STATUS line's sources are
 	 * torn down next: from here the timer only pings the watchdog. */

@@ -453,7 +453,7 @@ int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct v
 	if (rc < 0) {
 		vlog_warn(vp->name, "pool %s: no read-only view of %s: %s%s%s", vp->name, vp->path,
 			  strerror(-rc), rep.error[0] ? ": " : "", rep.error);
-		vblk_close(dev);
+		vblk_close_live(dev);
 		return rc;
 	}
 	*old = vp->view;
@@ -468,8 +468,12 @@ uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp
 {
 	struct vblk_rbd_conf rbd = rbd_conf(ps);
 	struct vblk_rbd_owner o;
-	if (!vblk_rbd_spec(vp->path) || vblk_rbd_owner_peek(r, vp->path, &rbd, &o) < 0 ||
-	    o.group > UINT16_MAX)
+	if (!vblk_rbd_spec(vp->path))
+		return 0;
+	if (vp->view_dev) /* the open view: no connection of its own */
+		return vblk_rbd_owner_group(vp->view_dev, &o.group) < 0 || o.group > UINT16_MAX
+			       ? 0 : (uint16_t)o.group;
+	if (vblk_rbd_owner_peek(r, vp->path, &rbd, &o) < 0 || o.group > UINT16_MAX)
 		return 0;
 	return (uint16_t)o.group;
 }
@@ -478,7 +482,9 @@ void vd_pool_view_close_old(struct vpool *p, struct vblk *dev)
 {
 	if (p)
 		vpool_close(p);
-	vblk_close(dev);
+	/* librbd's close and the connection's shutdown on a worker: the reactor serves
+	 * the other pools' LUNs meanwhile (vblk_close_live) */
+	vblk_close_live(dev);
 }
 
 void vd_pools_close(struct vd_pools *ps)

@@ -18,9 +18,9 @@
 #  - data written through A; `vaaictl --socket B pool takeover gw`: B's path
 #    active/optimized (RTPG through B: group 2 A/O, group 1 standby: B does not
 #    show the group it fenced as unavailable, today) and reading A's data (cmp);
-#    A's path: RTPG unchanged until A's next I/O (an idle gateway does not notice
-#    the fence, today), then a READ answers NOT READY 04h/0Ch (fenced:
-#    unavailable) and RTPG through A shows group 1 unavailable, 2 A/O.
+#    A's path, with no I/O sent: RTPG shows group 1 unavailable, 2 A/O within
+#    30 s (A's pool watch notices the fence), then a READ answers NOT READY
+#    04h/0Ch (fenced: unavailable).
 # Every process (both vaaids, the cluster's daemons) is stopped by its PID on
 # every path, LIO cleared while both daemons still answer for their backstores
 # (a backstore's removal waits for its daemon's reply), and the run's own vaaid
@@ -225,15 +225,17 @@ cmp "$work/pat" <(dd if="$sdb" bs=1M count=4 iflag=direct status=none) ||
 	die "B does not read the data written through A"
 log "B after the takeover: RTPG $(states "$rb"); A's 4 MiB read back through B"
 
-# A, fenced: it notices at its next I/O (today an idle gateway does not notice
-# by itself: RTPG through A before any I/O still shows what A last knew)
-ra=$(rtpg "$sga")
-log "RTPG through A after the takeover, before any I/O through A: $(states "$ra")"
-[ "$(states "$ra")" = "1:0/0 2:2/0" ] ||
-	die "RTPG through A before any I/O: $(states "$ra") (today: unchanged until A's next I/O; update this check when an idle gateway notices the fence)"
+# A, fenced and idle: its pool watch (src/daemon/pool_watch.c, every 5 s) notices
+# the fence with no I/O sent: RTPG through A (allowed in every state) shows group
+# 1 unavailable within a few periods; then a READ through A answers 04h/0Ch
+t0=$(date +%s)
+until ra=$(rtpg "$sga"); [ "$(states "$ra")" = "1:3/2 2:0/2" ]; do
+	[ $(( $(date +%s) - t0 )) -lt 30 ] ||
+		die "RTPG through A 30 s after the takeover, no I/O sent: $(states "$ra") (expected 1 unavailable, 2 active/optimized)"
+	sleep 1
+done
+log "A noticed the fence with no I/O in $(( $(date +%s) - t0 )) s: RTPG through A $(states "$ra")"
 s=$(sense "$sga" "$READ10" 4096)
 [ "$s" = "02 key=2 asc=04 ascq=0c" ] || die "READ through A (fenced): $s, expected NOT READY 04h/0Ch"
-ra=$(rtpg "$sga")
-[ "$(states "$ra")" = "1:3/2 2:0/2" ] || die "RTPG through A after its fenced READ: $(states "$ra")"
 log "A fenced: READ NOT READY 04h/0Ch (unavailable); RTPG through A $(states "$ra"), through B $(states "$rb")"
 log "two gateways ok"

@@ -109,6 +109,22 @@ int simhost_set_xcopy_scope(struct simhost *h, int scope);
  * or peers without a group.
  */
 int simhost_alua(struct simhost *h, uint16_t group, const uint16_t *peers, unsigned n_peers);
+/* A standby host (simhost_open_standby) takes its pool over, as the daemon's `vaaictl
+ * pool takeover` (vd_pool_takeover, vd_devices_pool_served): the image's lock broken
+ * and its holder blocklisted, the pool recovered, each LUN moved to the pool's volume
+ * of its name and active/optimized, or lost (*lost counts them: the volume was
+ * deleted or replaced meanwhile) and unavailable; the view closed. */
+int simhost_takeover(struct simhost *h, int *lost);
+/* Does the pool count as one other gateways serve too (the peers reported, as for
+ * an RBD pool) or as this gateway's alone (a file pool: only the local group,
+ * active/optimized; vd_backstore_alua)? Default: as its store, an RBD image shared.
+ * For LUNs attached from now on. */
+int simhost_alua_shared(struct simhost *h, bool shared);
+/* Run the daemon's pool watch (vaaid/pool_watch.h) on the engine thread: every
+ * VD_POOL_WATCH_PERIOD_NS the RBD store's lock (lost: the LUNs go to the fenced
+ * state) or, standby, the owner record's group (changed: the LUNs' peer states
+ * follow), looked at off the reactor. Off until called. */
+int simhost_pool_watch(struct simhost *h);
 /* What the daemon does when a pool's ownership changes (vd_devices_alua):
  * scsi_alua_set_states(local, owner) on every attached LUN with ALUA. */
 int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner);

@@ -1,8 +1,9 @@
 /*
- * The daemon's TCMU devices: one per LIO user:vaai backstore.
+ * The daemon's TCMU devices: one per LIO user:vaai backstore (user:NAME with
+ * vaaid.conf [tcmu] handler = NAME).
  *
  * How this works: a device is known by its UIO name
- * "tcm-user/<hba>/<dev>/vaai/<pool>/<volume>". Adding one (netlink
+ * "tcm-user/<hba>/<dev>/<handler>/<pool>/<volume>". Adding one (netlink
  * ADDED_DEVICE, or the startup scan of /sys/class/uio for a restarted
  * daemon) checks the cfgstring, reads LIO's attributes from configfs
  * (hw_block_size must be the volume's, hw_max_sectors bounds the maximum
@@ -273,10 +274,12 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 		vlog_err(NULL, "'%s' is not a TCMU device name: refused", uio_name);
 		return -EINVAL;
 	}
-	if (strcmp(un.subtype, VD_SUBTYPE)) {
-		/* vaaid replaces tcmu-runner on a host: nobody else serves other handlers. */
+	const char *handler = ds->env.conf->tcmu.handler;
+	if (vd_handler_claim(&ds->env.conf->tcmu, un.subtype) != VD_HANDLER_SERVE) {
+		/* vaaid replaces tcmu-runner on a host: nobody else serves other handlers
+		 * (but another vaaid's, [tcmu] leave, which src/daemon/nl_events.c leaves). */
 		vlog_warn(un.dev, "backstore %s is user:%s, not user:%s: refused", un.dev, un.subtype,
-			  VD_SUBTYPE);
+			  handler);
 		return -ENOENT;
 	}
 	if (find(ds, uio_name)) {
@@ -584,7 +587,8 @@ int vd_devices_scan(struct vd_devices *ds)
 		if (tcmu_uio_read_name(ds->env.conf->sysfs_root, minor, name, sizeof(name)) < 0)
 			continue;
 		struct tcmu_uio_name un;
-		if (tcmu_parse_uio_name(name, &un) < 0 || strcmp(un.subtype, VD_SUBTYPE))
+		if (tcmu_parse_uio_name(name, &un) < 0 ||
+		    vd_handler_claim(&ds->env.conf->tcmu, un.subtype) != VD_HANDLER_SERVE)
 			continue;
 		if (vd_device_add(ds, name, minor, true) == 0)
 			found++;

@@ -39,6 +39,7 @@ struct daemon {
 	struct vd_pools pools;
 	struct vd_devices *devs;
 	struct tcmu_nl *nl;
+	struct vd_nl_target nl_target; /* the netlink callbacks' argument (vd_nl_ops) */
 	struct vd_control *ctl;
 	struct vd_dbus *bus;
 	struct vd_notify *notify; /* systemd: READY, STATUS, watchdog */
@@ -63,41 +64,15 @@ static int arm(struct daemon *dm, int fd, struct vio_op *op, vio_cb cb)
 	return vreactor_poll_fd(dm->r, fd, op);
 }
 
-/* ---- netlink events */
-static int nl_added(void *arg, const struct tcmu_nl_event *ev)
-{
-	struct daemon *dm = arg;
-	return vd_device_add(dm->devs, ev->device, ev->minor, false);
-}
-
-static int nl_removed(void *arg, const struct tcmu_nl_event *ev)
-{
-	struct daemon *dm = arg;
-	return vd_device_remove(dm->devs, ev->device);
-}
-
-static int nl_reconfig(void *arg, const struct tcmu_nl_event *ev)
-{
-	struct daemon *dm = arg;
-	int wc = ev->writecache;
-	return vd_device_reconfig(dm->devs, ev->device, ev->has_cfg ? ev->cfg : NULL,
-				  ev->has_size ? &ev->size : NULL, ev->has_writecache ? &wc : NULL);
-}
-
-static const struct tcmu_nl_ops nl_ops = {
-	.added = nl_added,
-	.removed = nl_removed,
-	.reconfig = nl_reconfig,
-};
-
-/* CheckConfig from targetcli: "vaai/<pool>/<volume>" */
+/* CheckConfig from targetcli: "<handler>/<pool>/<volume>" ([tcmu] handler, vaai) */
 static int check_cfg(void *arg, const char *cfg, char *msg, size_t len)
 {
 	struct daemon *dm = arg;
 	char pool[VD_POOL_NAME_MAX + 1], vol[VPOOL_NAME_MAX + 1];
-	size_t sl = strlen(VD_SUBTYPE);
-	if (strncmp(cfg, VD_SUBTYPE "/", sl + 1)) {
-		snprintf(msg, len, "'%s' is not a %s configuration", cfg, VD_SUBTYPE);
+	const char *handler = dm->conf.tcmu.handler;
+	size_t sl = strlen(handler);
+	if (strncmp(cfg, handler, sl) || cfg[sl] != '/') {
+		snprintf(msg, len, "'%s' is not a %s configuration", cfg, handler);
 		return -EINVAL;
 	}
 	int rc = vd_parse_cfgstring(cfg + sl + 1, pool, sizeof(pool), vol, sizeof(vol), msg, len);
@@ -119,7 +94,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vaaid [--config FILE] [--state-dir DIR] [--log-level err|warn|info|debug]\n"
 		"             [--control-socket PATH] [--no-dbus]\n"
-		"Serves LIO user:vaai backstores (cfgstring <pool>/<volume>) from thin pools.\n"
+		"Serves LIO user:vaai backstores (cfgstring <pool>/<volume>) from thin pools\n"
+		"(user:NAME with [tcmu] handler = NAME in the configuration).\n"
 		"Without --config, /etc/vaaid/vaaid.conf is read when it exists.\n");
 }
 
@@ -344,7 +320,8 @@ static int run(struct daemon *dm, bool no_dbus)
 	if (vd_devices_new(&env, &dm->devs) < 0)
 		return 1;
 	vd_devices_watch_pools(dm->devs);
-	rc = tcmu_nl_open(&nl_ops, dm, &dm->nl);
+	dm->nl_target = (struct vd_nl_target){.devs = dm->devs, .tcmu = &dm->conf.tcmu};
+	rc = tcmu_nl_open(&vd_nl_ops, &dm->nl_target, &dm->nl);
 	if (rc == -ENOENT) {
 		vlog_err(NULL, "the kernel has no TCM-USER netlink family: load target_core_user "
 			 "(modprobe target_core_user) and start vaaid again");
@@ -377,10 +354,10 @@ static int run(struct daemon *dm, bool no_dbus)
 		return 1;
 	}
 	if (!no_dbus) {
-		rc = vd_dbus_open(check_cfg, dm, &dm->bus);
+		rc = vd_dbus_open(dm->conf.tcmu.handler, check_cfg, dm, &dm->bus);
 		if (rc < 0)
 			vlog_warn(NULL, "D-Bus service org.kernel.TCMUService1 not available (%s): "
-				  "targetcli will not list user:vaai", strerror(-rc));
+				  "targetcli will not list user:%s", strerror(-rc), dm->conf.tcmu.handler);
 	}
 	if (dm->conf.metrics_listen[0]) {
 		err[0] = 0;

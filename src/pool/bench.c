@@ -62,7 +62,7 @@ int vpool_bench_map_full(struct vvol *v, uint64_t first_vext, uint64_t count, ui
 	if (first_vext > v->n_vext || count > v->n_vext - first_vext)
 		return -EINVAL;
 	for (uint64_t k = 0; k < count; k++)
-		if (v->map[first_vext + k])
+		if (pool_map_get(v, first_vext + k))
 			return -EEXIST;
 	if (count > p->n_free)
 		return -ENOSPC;

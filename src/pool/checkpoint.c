@@ -72,10 +72,9 @@ uint64_t pool_ckpt_size_for(uint64_t n_ext, uint32_t bm_words)
 static uint64_t count_runs(const struct vvol *v)
 {
 	uint64_t n = 0;
-	for (uint64_t e = 0; e < v->n_vext; e++) {
-		if (!v->map[e])
-			continue;
-		if (e == 0 || !v->map[e - 1] || v->map[e - 1] + 1 != v->map[e])
+	for (uint64_t e = pool_map_next(v, 0); e < v->n_vext; e = pool_map_next(v, e + 1)) {
+		uint64_t prev = e ? pool_map_get(v, e - 1) : 0;
+		if (!prev || prev + 1 != pool_map_get(v, e))
 			n++;
 	}
 	return n;
@@ -189,9 +188,7 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 				break;
 			}
 			const struct vvol *v = p->vols[p->order[s->vol]];
-			uint64_t e = s->e;
-			while (e < v->n_vext && !v->map[e])
-				e++;
+			uint64_t e = pool_map_next(v, s->e);
 			s->e = e;
 			if (e == v->n_vext) {
 				s->vol++;
@@ -201,13 +198,14 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			if (cap - n < CKPT_RUN)
 				goto full;
 			uint64_t st = e;
-			while (e + 1 < v->n_vext && v->map[e + 1] == v->map[e] + 1 && e + 1 - st < UINT32_MAX)
+			while (e + 1 < v->n_vext &&
+			       pool_map_get(v, e + 1) == pool_map_get(v, e) + 1 && e + 1 - st < UINT32_MAX)
 				e++;
 			vput_le16(o, v->idx);
 			vput_le16(o + 2, 0);
 			vput_le32(o + 4, (uint32_t)(e + 1 - st));
 			vput_le64(o + 8, st);
-			vput_le64(o + 16, v->map[st] - 1);
+			vput_le64(o + 16, pool_map_get(v, st) - 1);
 			n += CKPT_RUN;
 			s->e = e + 1;
 			break;
@@ -387,11 +385,12 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 		    cnt > p->n_ext - pext)
 			return -EUCLEAN;
 		for (uint64_t k = 0; k < cnt; k++) {
-			if (v->map[vext + k] || !p->refs[pext + k])
+			if (pool_map_get(v, vext + k) || !p->refs[pext + k])
 				return -EUCLEAN;
 			p->refs[pext + k]--;
-			v->map[vext + k] = pext + k + 1;
-			v->mapped++;
+			int rc = pool_map_set(v, vext + k, pext + k + 1); /* counts v->mapped */
+			if (rc < 0)
+				return rc;
 		}
 	}
 	/* Hydration sources: each holds one reference; the extent is mapped where it says. */
@@ -402,7 +401,7 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 		uint16_t idx = (uint16_t)(at >> 48);
 		uint64_t vext = at & ((1ull << 48) - 1);
 		struct vvol *v = idx < VPOOL_MAX_VOLUMES ? p->vols[idx] : NULL;
-		if (!v || vext >= v->n_vext || v->map[vext] != pext + 1 || src >= p->n_ext ||
+		if (!v || vext >= v->n_vext || pool_map_get(v, vext) != pext + 1 || src >= p->n_ext ||
 		    src == pext || !p->refs[src])
 			return -EUCLEAN;
 		int rc = pool_hydr_add(p, pext, src, idx, vext); /* -EUCLEAN if listed twice */
@@ -416,11 +415,10 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 	p->total_refs = 0;
 	for (unsigned i = 0; i < p->n_vols; i++) {
 		struct vvol *v = p->vols[p->order[i]];
-		for (uint64_t k = 0; k < v->n_vext; k++)
-			if (v->map[k]) {
-				p->refs[v->map[k] - 1]++;
-				p->total_refs++;
-			}
+		for (uint64_t k = pool_map_next(v, 0); k < v->n_vext; k = pool_map_next(v, k + 1)) {
+			p->refs[pool_map_get(v, k) - 1]++;
+			p->total_refs++;
+		}
 	}
 	size_t it = 0;
 	uint64_t key;

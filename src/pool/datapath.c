@@ -260,7 +260,7 @@ static void sub_done(struct psub *s, int err)
 static uint8_t classify(const struct preq *rq, const struct psub *s)
 {
 	const struct vpool *p = rq->p;
-	uint64_t m = rq->v->map[s->vext];
+	uint64_t m = pool_map_get(rq->v, s->vext);
 	if (rq->op == OP_READ)
 		return m ? SK_READ : SK_ZERO;
 	if (!m)
@@ -369,7 +369,7 @@ static int issue_read(struct preq *rq, struct psub *s)
 		sub_done(s, 0);
 		return 0;
 	}
-	s->pext = rq->v->map[s->vext] - 1;
+	s->pext = pool_map_get(rq->v, s->vext) - 1;
 	uint64_t src = pool_hydr_src(rq->p, s->pext);
 	if (src != UINT64_MAX && pool_validity(rq->p, s->pext))
 		return issue_read_runs(rq, s, src);
@@ -491,11 +491,11 @@ static int issue_write(struct preq *rq, struct psub *s)
 		/* pext was reserved by the caller */
 	} else if (s->kind == SK_COW) {
 		/* pext was reserved by the caller; the shared extent completes partial granules */
-		s->src_pext = rq->v->map[s->vext] - 1;
+		s->src_pext = pool_map_get(rq->v, s->vext) - 1;
 		s->base = s->src_pext;
 	} else {
 		/* SK_OVERWRITE / SK_VALIDATE: a private extent (classified under the lock) */
-		s->pext = rq->v->map[s->vext] - 1;
+		s->pext = pool_map_get(rq->v, s->vext) - 1;
 		if (pool_extent_shared(p, s->pext))
 			return -EIO; /* cannot happen: shared extents are classified SK_COW under the lock */
 		s->base = pool_hydr_src(p, s->pext);

@@ -235,7 +235,7 @@ static int zero_later(struct dreq *d, uint64_t ebase, uint32_t ga, uint32_t gb)
  */
 static int zero_partial(struct dreq *d, uint64_t vext, uint64_t from, uint64_t to)
 {
-	uint64_t m = d->v->map[vext];
+	uint64_t m = pool_map_get(d->v, vext);
 	uint32_t g = (uint32_t)(from / VPOOL_GRANULE);
 	if (d->mode == DM_DEALLOC || from >= to || !m || !pool_any_data(d->p, m - 1, g, g + 1))
 		return 0;
@@ -249,7 +249,7 @@ static int dealloc_granules(struct dreq *d, uint64_t vext, uint64_t from, uint64
 			    uint32_t ga, uint32_t gb)
 {
 	struct vpool *p = d->p;
-	uint64_t m = d->v->map[vext];
+	uint64_t m = pool_map_get(d->v, vext);
 	if (!m)
 		return 0;
 	uint64_t pext = m - 1;

@@ -20,7 +20,7 @@
 /* Status of granule g of virtual extent vext. */
 static bool granule_mapped(const struct vvol *v, uint64_t vext, uint32_t g)
 {
-	uint64_t m = v->map[vext];
+	uint64_t m = pool_map_get(v, vext);
 	return m && pool_granule_has_data(v->pool, m - 1, g);
 }
 
@@ -39,7 +39,7 @@ int vvol_lba_status(const struct vvol *v, uint64_t off, uint64_t len, uint64_t *
 	while (pos < end) {
 		vext = pos / p->ext;
 		uint64_t ebase = vext * p->ext;
-		uint64_t m = v->map[vext];
+		uint64_t m = pool_map_get(v, vext);
 		const uint64_t *bm = m ? pool_validity(p, m - 1) : NULL;
 		if (!m || !bm) {
 			/* Whole extent with one status: unmapped (false) or fully valid (true). */

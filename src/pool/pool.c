@@ -245,7 +245,7 @@ static void pool_free_mem(struct vpool *p)
 	}
 	for (unsigned i = 0; i < VPOOL_MAX_VOLUMES; i++)
 		if (p->vols[i]) {
-			free(p->vols[i]->map);
+			pool_map_free(p->vols[i]);
 			free(p->vols[i]);
 		}
 	size_t it = 0;
@@ -814,8 +814,8 @@ void vvol_get_info(const struct vvol *v, struct vvol_info *info)
 	snprintf(info->serial, sizeof(info->serial), "%s", v->serial);
 	info->mapped = v->mapped * v->pool->ext;
 	uint64_t alone = 0;
-	for (uint64_t i = 0; i < v->n_vext; i++)
-		if (v->map[i] && v->pool->refs[v->map[i] - 1] == 1)
+	for (uint64_t i = pool_map_next(v, 0); i < v->n_vext; i = pool_map_next(v, i + 1))
+		if (v->pool->refs[pool_map_get(v, i) - 1] == 1)
 			alone++;
 	info->unshared = alone * v->pool->ext;
 }

@@ -2,6 +2,8 @@
  * Internal structures of the thin pool (src/pool), shared by its files:
  *   pool.c        format, open (recovery), close, stats, volumes
  *   alloc.c       free bitmap, reservations, free-after-durable queue
+ *   map.h, map.c  a volume (struct vvol) and its map: the only code that knows
+ *                 the map's representation
  *   validity.c    4 KiB validity bitmaps of partly written extents
  *   records.c     journal record encoding and the one function per record
  *                 type that applies it to memory (used live and by replay)
@@ -23,6 +25,8 @@
 #include "vaaid/hmap.h"
 #include "vaaid/meta.h"
 #include "vaaid/pool.h"
+
+#include "map.h" /* struct vvol and its map */
 
 /* Journal record types (docs/design.md "Records"). */
 enum {
@@ -46,19 +50,6 @@ enum {
 
 /* Bound on references so the checkpoint area always fits (checked by sharing ops). */
 #define POOL_MAX_REFS_PER_EXTENT_AVG 4
-
-struct vvol {
-	struct vpool *pool;
-	uint16_t idx; /* persistent slot */
-	char name[VPOOL_NAME_MAX + 1];
-	uint64_t size;
-	uint32_t block_size;
-	uint8_t naa[16];
-	char serial[33];
-	uint64_t n_vext;
-	uint64_t *map; /* pext + 1, 0 = unmapped */
-	uint64_t mapped;
-};
 
 /*
  * A redirected extent waiting for hydration (hydrate.c): pext's granules that

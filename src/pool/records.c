@@ -54,10 +54,7 @@ int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint6
 	v->block_size = block_size;
 	memcpy(v->naa, naa, 16);
 	snprintf(v->serial, sizeof(v->serial), "%s", serial);
-	v->n_vext = (size + p->ext - 1) / p->ext;
-	/* calloc of a large map is backed by untouched zero pages: RSS follows what is mapped. */
-	v->map = calloc(v->n_vext, sizeof(uint64_t));
-	if (!v->map) {
+	if (pool_map_init(v, (size + p->ext - 1) / p->ext) < 0) {
 		free(v);
 		return -ENOMEM;
 	}
@@ -77,15 +74,9 @@ int pool_apply_vol_resize(struct vpool *p, uint16_t idx, uint64_t size)
 	struct vvol *v = p->vols[idx];
 	if (size < v->size || size % v->block_size || !pool_vol_size_ok(p, size))
 		return -EUCLEAN;
-	uint64_t n = (size + p->ext - 1) / p->ext;
-	if (n > v->n_vext) {
-		uint64_t *m = realloc(v->map, n * sizeof(uint64_t));
-		if (!m)
-			return -ENOMEM;
-		memset(m + v->n_vext, 0, (n - v->n_vext) * sizeof(uint64_t));
-		v->map = m;
-		v->n_vext = n;
-	}
+	int rc = pool_map_grow(v, (size + p->ext - 1) / p->ext);
+	if (rc < 0)
+		return rc;
 	v->size = size;
 	return 0;
 }
@@ -110,10 +101,8 @@ int pool_apply_vol_delete(struct vpool *p, uint16_t idx)
 	struct vvol *v = p->vols[idx];
 	/* Up to the last mapped entry (v->mapped counts them): a large thin volume
 	 * holding little is not scanned to its end. */
-	for (uint64_t e = 0; e < v->n_vext && v->mapped; e++) {
-		if (!v->map[e])
-			continue;
-		int rc = pool_apply_map(p, idx, e, v->map[e], 0, 0);
+	for (uint64_t e = 0; v->mapped && (e = pool_map_next(v, e)) < v->n_vext; e++) {
+		int rc = pool_apply_map(p, idx, e, pool_map_get(v, e), 0, 0);
 		if (rc < 0)
 			return rc;
 	}
@@ -123,7 +112,7 @@ int pool_apply_vol_delete(struct vpool *p, uint16_t idx)
 			p->order[n++] = p->order[i];
 	p->n_vols = n;
 	p->vols[idx] = NULL;
-	free(v->map);
+	pool_map_free(v);
 	free(v);
 	return 0;
 }
@@ -181,7 +170,7 @@ int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, 
 	if (idx >= VPOOL_MAX_VOLUMES || !p->vols[idx])
 		return -EUCLEAN;
 	struct vvol *v = p->vols[idx];
-	if (vext >= v->n_vext || v->map[vext] != old1 || new1 > p->n_ext || old1 == new1)
+	if (vext >= v->n_vext || pool_map_get(v, vext) != old1 || new1 > p->n_ext || old1 == new1)
 		return -EUCLEAN;
 	bool row = flags & REC_MAP_ROW;
 	/* A redirect names a fresh extent and a source that has no source itself. */
@@ -194,24 +183,27 @@ int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, 
 			return -EUCLEAN; /* a fresh extent cannot be in use */
 		if (p->refs[n] == UINT32_MAX)
 			return -EOVERFLOW;
-		if (flags & REC_MAP_NEW_EMPTY) {
-			int rc = pool_validity_set_empty(p, n);
-			if (rc < 0)
-				return rc;
-		}
-		if (row) {
-			int rc = pool_hydr_add(p, n, old1 - 1, idx, vext);
-			if (rc < 0)
-				return rc;
+	}
+	/* First, as it is the step that may fail for want of memory (map.h); undone below
+	 * (which cannot fail: the entry's place exists now) if a later one fails. */
+	int rc = pool_map_set(v, vext, new1);
+	if (rc < 0)
+		return rc;
+	if (new1) {
+		uint64_t n = new1 - 1;
+		if (flags & REC_MAP_NEW_EMPTY)
+			rc = pool_validity_set_empty(p, n);
+		if (rc == 0 && row)
+			rc = pool_hydr_add(p, n, old1 - 1, idx, vext);
+		if (rc < 0) {
+			pool_map_set(v, vext, old1);
+			return rc;
 		}
 		p->refs[n]++;
 		p->total_refs++;
-		v->mapped++;
 	}
-	v->map[vext] = new1;
 	if (old1) {
 		p->total_refs--;
-		v->mapped--;
 		/* A redirect: the map entry's reference becomes the new extent's source reference. */
 		if (!row)
 			return pool_ref_drop(p, old1 - 1);
@@ -288,7 +280,7 @@ static uint8_t *append(struct vpool *p, uint8_t type, uint8_t flags, uint16_t le
 
 int pool_log_map(struct vpool *p, struct vvol *v, uint64_t vext, uint64_t new1, uint8_t flags)
 {
-	uint64_t old1 = v->map[vext];
+	uint64_t old1 = pool_map_get(v, vext);
 	uint8_t *b = append(p, REC_MAP, flags, REC_MAP_LEN);
 	if (!b)
 		return vjournal_failed(p->j) ? -EIO : -EAGAIN;

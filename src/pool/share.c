@@ -54,12 +54,12 @@ int pool_apply_share(struct vpool *p, uint16_t sidx, uint16_t didx, uint64_t sve
 		return -EUCLEAN;
 	/* Only hydrated extents are shared (a source is one level deep, see hydrate.c). */
 	for (uint64_t i = 0; i < n; i++)
-		if (s->map[svext + i] && pool_hydr(p, s->map[svext + i] - 1))
+		if (pool_map_get(s, svext + i) && pool_hydr(p, pool_map_get(s, svext + i) - 1))
 			return -EUCLEAN;
 	bool backward = sidx == didx && dvext > svext && dvext < svext + n;
 	for (uint64_t k = 0; k < n; k++) {
 		uint64_t i = backward ? n - 1 - k : k;
-		uint64_t new1 = s->map[svext + i], old1 = d->map[dvext + i];
+		uint64_t new1 = pool_map_get(s, svext + i), old1 = pool_map_get(d, dvext + i);
 		if (new1 == old1)
 			continue;
 		int rc = pool_apply_map(p, didx, dvext + i, old1, new1, 0);
@@ -151,7 +151,7 @@ static void share_hydrate_next(void *arg, int err)
 		return;
 	}
 	while (q->hyd_next < q->n) {
-		uint64_t m = q->src->map[q->svext + q->hyd_next++];
+		uint64_t m = pool_map_get(q->src, q->svext + q->hyd_next++);
 		if (!m || !pool_hydr(p, m - 1))
 			continue;
 		int rc = pool_hydrate_locked(p, m - 1, share_hydrate_next, q);

@@ -24,10 +24,8 @@ int vpool_verify(const struct vpool *p, FILE *f)
 	for (unsigned i = 0; i < p->n_vols; i++) {
 		const struct vvol *v = p->vols[p->order[i]];
 		uint64_t mapped = 0;
-		for (uint64_t e = 0; e < v->n_vext; e++) {
-			uint64_t m = v->map[e];
-			if (!m)
-				continue;
+		for (uint64_t e = pool_map_next(v, 0); e < v->n_vext; e = pool_map_next(v, e + 1)) {
+			uint64_t m = pool_map_get(v, e);
 			if (m > p->n_ext) {
 				fprintf(f, "volume %s: extent %llu maps to %llu, past the pool's %llu extents\n",
 					v->name, (unsigned long long)e, (unsigned long long)(m - 1),
@@ -55,7 +53,7 @@ int vpool_verify(const struct vpool *p, FILE *f)
 		const char *why = NULL;
 		if (h->pext != hkey || h->pext >= p->n_ext || h->src >= p->n_ext || h->src == h->pext)
 			why = "names extents past the pool";
-		else if (!v || h->vext >= v->n_vext || v->map[h->vext] != h->pext + 1)
+		else if (!v || h->vext >= v->n_vext || pool_map_get(v, h->vext) != h->pext + 1)
 			why = "is not mapped where its entry says";
 		else if (p->refs[h->pext] != 1)
 			why = "is shared (a redirected extent must be private until hydrated)";

@@ -79,6 +79,11 @@ struct rdev {
 	rbd_image_t img;
 	int efd;
 	bool readonly;     /* vblk_rbd_open_readonly: a standby view, no lock of its own */
+	/* The lock's owner as rbd_lock_get_owners names this client, read right after
+	 * this client acquired it ("" if that read failed): the pool watch's "another
+	 * client holds the lock" compares owners with it, the same API's string, so
+	 * a format difference can never fence a healthy gateway. */
+	char self_owner[sizeof(((struct vblk_rbd_owner *)0)->addr)];
 	bool armed;        /* the eventfd's poll is in the reactor (then inflight > 0) */
 	bool draining;     /* in efd_ready: submissions from callbacks do not arm */
 	uint64_t inflight; /* operations whose callback has not run */
@@ -765,6 +770,9 @@ refused:
 		rc = rc == -EROFS ? -EBUSY : rc;
 		goto fail;
 	}
+	size_t held;
+	if (lock_owners(d, d->self_owner, sizeof(d->self_owner), &held) < 0 || held != 1)
+		d->self_owner[0] = '\0'; /* not known: the watch then relies on the blocklist */
 	owner_set(d, j->conf);
 	if ((rc = rbd_get_size(d->img, &j->size)) < 0 ||
 	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
@@ -889,33 +897,26 @@ int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
 
 /* ------------------------------------------------ the pool watch (docs/ceph.md "ALUA") */
 
-/* On voffload_run's worker: the lock's owners and this client's address, through
- * the image handle and the cluster handle only (thread-safe; the reactor's
- * thread may run this image's I/O meanwhile). 1: this client is blocklisted
- * (every OSD request fails with -ESHUTDOWN, Ceph's EBLOCKLISTED); 2: another
- * client holds the lock (its address, as the lock records it, is not this
- * client's: the same comparison as the owner record's); 0: still this client's; -errno: not known (e.g. the cluster
- * does not answer). No holder at all is 0: a takeover leaves a holder (or this
- * client blocklisted); a moment without one is not taken for a fence. */
+/* On voffload_run's worker: the lock's owners, through the image handle only
+ * (thread-safe; the reactor's thread may run this image's I/O meanwhile). 1:
+ * this client is blocklisted (every OSD request fails with -ESHUTDOWN, Ceph's
+ * EBLOCKLISTED); 2: another client holds the lock (the owner string is not the
+ * one the same call gave right after this client acquired it, d->self_owner);
+ * 0: still this client's, or not known whose (no string of our own was
+ * recorded: only the blocklist is trusted then); -errno: not known (e.g. the
+ * cluster does not answer). No holder at all is 0: a takeover leaves a holder
+ * (or this client blocklisted); a moment without one is not taken for a fence. */
 static int lock_check_blocking(void *arg)
 {
 	struct rdev *d = arg;
-	char owner[sizeof(((struct vblk_rbd_owner *)0)->addr)];
+	char owner[sizeof(d->self_owner)];
 	size_t n;
 	int rc = lock_owners(d, owner, sizeof(owner), &n);
 	if (rc == -ESHUTDOWN)
 		return 1;
-	if (rc < 0 || n == 0)
+	if (rc < 0 || n == 0 || !d->self_owner[0])
 		return rc;
-	char *addr = NULL;
-	rc = rados_getaddrs(d->cluster, &addr);
-	if (rc == -ESHUTDOWN)
-		rc = 1;
-	else if (rc == 0)
-		rc = strcmp(owner, addr) ? 2 : 0;
-	if (addr)
-		rados_buffer_free(addr);
-	return rc;
+	return strcmp(owner, d->self_owner) ? 2 : 0;
 }
 
 int vblk_rbd_check_lock(struct vblk *b)

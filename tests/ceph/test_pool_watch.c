@@ -119,8 +119,9 @@ static void test_idle_gateway_fenced(void **state)
 	struct simhost_result r = run(a, READ10, 10, 4096);
 	assert_int_equal(r.r.status, 0);
 	simhost_result_free(&r);
-	/* a few periods idle: the watch finds the lock still its own */
-	sleep(1);
+	/* more than a period idle: the watch looks and finds the lock still its own
+	 * (a healthy gateway is not fenced by its own look) */
+	sleep((unsigned)(VD_POOL_WATCH_PERIOD_NS / 1000000000ull) + 1);
 	r = run(a, TUR, 6, 0);
 	assert_int_equal(r.r.status, 0);
 	simhost_result_free(&r);

@@ -257,10 +257,22 @@ static void handle_signals(struct daemon *dm)
 	}
 }
 
+/* Is anything flagged that the loop has not served yet? A handler that runs the
+ * reactor nested (a control operation such as a takeover, a pool-watch look:
+ * voffload_run) lets the other sources' callbacks set their flags after the
+ * loop passed their checks: the next turn must then not block (it would wait
+ * for the next event or the watch's 5 s timer with a netlink reply, a signal
+ * or a request pending). */
+static bool loop_pending(const struct daemon *dm)
+{
+	return dm->sig_ready || dm->nl_ready || dm->ctl_ready || dm->bus_ready ||
+	       dm->metrics_ready || dm->watch.due || vd_control_pending(dm->ctl);
+}
+
 static int loop(struct daemon *dm)
 {
 	while (!dm->stop) {
-		int rc = vreactor_run_once(dm->r, -1);
+		int rc = vreactor_run_once(dm->r, loop_pending(dm) ? 0 : -1);
 		if (rc < 0 && rc != -EINTR) {
 			vlog_err(NULL, "reactor: %s", strerror(-rc));
 			return rc;

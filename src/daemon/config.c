@@ -355,6 +355,11 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 			if (!valid_handler(value))
 				return fail(x, "[tcmu] handler '%s' is not a handler name (letters, digits, "
 					    "_; at most 32)%s", value, "");
+			/* the D-Bus object /org/kernel/TCMUService1/<handler>: this one is the
+			 * handler manager's path (tcmu-runner's; targetcli looks there) */
+			if (!strcmp(value, "HandlerManager1"))
+				return fail(x, "[tcmu] handler '%s' is the D-Bus handler manager's name, "
+					    "not a handler's%s", value, "");
 			snprintf(c->tcmu.handler, sizeof(c->tcmu.handler), "%s", value);
 		} else if (!strcmp(key, "leave")) {
 			if (parse_leave(value, &c->tcmu) < 0)

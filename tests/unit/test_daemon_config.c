@@ -205,6 +205,7 @@ static void test_bad_files(void **state)
 	refused("[tcmu]\nhandler = va-ai\n", 2, "[tcmu] handler 'va-ai' is not a handler name");
 	refused("[tcmu]\nhandler = v.a\n", 2, "is not a handler name");
 	refused("[tcmu]\nhandler = vaai/x\n", 2, "is not a handler name");
+	refused("[tcmu]\nhandler = HandlerManager1\n", 2, "the D-Bus handler manager's name");
 	refused("[tcmu]\nhandler = aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", 2, "at most 32"); /* 33 */
 	refused("[tcmu]\nleave = \n", 2, "[tcmu] leave '' is not a list of distinct handler names");
 	refused("[tcmu]\nleave = a,,b\n", 2, "[tcmu] leave 'a,,b' is not a list");

@@ -6,7 +6,8 @@ or "2800..."), ALLOC the data-in length (0 or absent: no data). Prints one
 line:  status=SS key=K asc=AA ascq=QQ data=HEX
 (status in hex; key/asc/ascq from the sense data, fixed or descriptor format,
 "-" without sense; data: the bytes transferred, hex, "" when none). Exit 0
-whatever the SCSI status; 2 when the ioctl itself fails. For tests that must
+whatever the SCSI status; 2 when the ioctl itself fails or the command got
+no SCSI answer (host_status, or a driver_status other than DRIVER_SENSE). For tests that must
 assert a sense exactly (sg_raw's text differs between sg3_utils versions).
 """
 import ctypes
@@ -56,6 +57,13 @@ def main():
         sys.exit(2)
     finally:
         os.close(fd)
+    # a transport failure (the command never reached the LUN, or timed out) is
+    # not a SCSI answer: host_status, or driver_status other than DRIVER_SENSE
+    # (0x08, set whenever sense data came back)
+    if h.host_status or (h.driver_status & ~0x08):
+        print("sgio: %s: host_status=%#x driver_status=%#x (no SCSI answer)"
+              % (sys.argv[1], h.host_status, h.driver_status), file=sys.stderr)
+        sys.exit(2)
     s = sense.raw[:h.sb_len_wr]
     key = asc = ascq = "-"
     if len(s) >= 14 and (s[0] & 0x7F) in (0x70, 0x71):

@@ -55,7 +55,8 @@ launch_b() { # vaaid B in the background, its PID in bpid; 0 once it answers
 	bpid=$!
 	wait_sock "$BSOCK" "$bpid"
 }
-b_alive() { [ -n "$bpid" ] && [ "$(cat "/proc/$bpid/comm" 2>/dev/null)" = vaaid ]; }
+# B is alive while its PID runs $VAAID (not by name: a zombie or a reused PID is not B)
+b_alive() { [ -n "$bpid" ] && [ "$(readlink "/proc/$bpid/exe" 2>/dev/null)" = "$(readlink -f "$VAAID")" ]; }
 stop_b() {
 	b_alive || return 0
 	kill -TERM "$bpid"
@@ -63,7 +64,8 @@ stop_b() {
 		b_alive || return 0
 		sleep 0.1
 	done
-	die "vaaid B did not stop within 60 s of SIGTERM"
+	kill -KILL "$bpid" 2>/dev/null
+	die "vaaid B did not stop within 60 s of SIGTERM (killed)"
 }
 
 cleanup() {
@@ -73,7 +75,17 @@ cleanup() {
 	# and the other daemon leaves it alone: both must answer while LIO is cleared.
 	if [ -d "$C/core/user_2" ] && ! b_alive && [ -f "$work/b.conf" ]; then
 		log "vaaid B is gone: started again to answer for its backstore's removal"
-		launch_b || rc=1
+		if ! launch_b; then
+			# nobody would answer for user:vaaib (A leaves it): A without [tcmu]
+			# leave answers instead, or lio_clear would hang the guest
+			rc=1
+			log "vaaid B cannot start: A restarted without [tcmu] leave"
+			( stop_vaaid )
+			grep -v '^leave = ' "$work/a.conf" >"$work/a-noleave.conf"
+			echo "$work/a-noleave.conf" >"$work/a.path"
+			STATE=$ASTATE VAAID_CONFIG_PATHFILE=$work/a.path launch_vaaid
+			wait_sock /run/vaaid/control "$(cat "$VAAID_PIDFILE")" || rc=1
+		fi
 	fi
 	if [ -d "$C/core/user_1" ] && [ -z "$(vaaid_pid)" ] && [ -f "$work/a.conf" ]; then
 		log "vaaid A is gone: started again to answer for its backstore's removal"

@@ -228,8 +228,9 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 			if (rc == -ENOENT && pc->create == VD_CREATE_YES)
 				rc = create_one(ps, vp, r, pc->size, pc->extent, err, errlen);
 			else if (rc == -ENOENT)
-				snprintf(err, errlen, "pool '%s': %s does not exist (no such image, or "
-					 "no such Ceph pool): a pool on RBD is made once with `vaaictl "
+				snprintf(err, errlen, "pool '%s': %s does not exist (no such image or "
+					 "Ceph pool -- or no [ceph] conf or keyring file where "
+					 "configured): a pool on RBD is made once with `vaaictl "
 					 "pool create %s %s SIZE` on one gateway, or by this daemon with "
 					 "create = yes in [pool %s]", vp->name, vp->path, vp->name,
 					 vp->path, vp->name);

@@ -1,7 +1,10 @@
 /*
  * The daemon's rules for a LIO user:vaai backstore, shared with simhost (see
- * include/vaaid/lun_policy.h): which volume it is, how its LUN comes up, and
- * which LUNs an EXTENDED COPY received on it may name.
+ * include/vaaid/lun_policy.h): which volume it is, how its LUN comes up, its
+ * ALUA groups (vd_backstore_alua: peers only for a shared RBD pool), which
+ * volume a standby LUN is bound to when its pool is taken over
+ * (vd_lun_same_volume, vd_lun_bind_volume, vd_lun_pool_served: or none, a
+ * lost LUN), and which LUNs an EXTENDED COPY received on it may name.
  *
  * How this works: the caller gathers the facts (configfs for the daemon:
  * LIO's attributes, the TPGs and ACLs; simhost invents the same facts from its

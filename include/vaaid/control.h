@@ -32,6 +32,10 @@ void vd_control_handle(struct vd_control *c);
 /* Go on with the connections the reactor marked (main loop, after every
  * reactor turn): read, answer, send, close -- never waiting for a client. */
 void vd_control_service(struct vd_control *c);
+/* Connections marked since the last vd_control_service (e.g. while a control
+ * operation or a pool-watch look ran the reactor nested): the daemon's loop
+ * must not block before serving them. */
+bool vd_control_pending(const struct vd_control *c);
 /* Open connections (tests), and the deadline of each (default 10 s; tests). */
 unsigned vd_control_connections(const struct vd_control *c);
 void vd_control_set_deadline_ms(struct vd_control *c, unsigned ms);

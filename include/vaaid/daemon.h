@@ -29,7 +29,9 @@
  * Debian's libinih reads a line in pieces of INI_MAX_LINE (200) bytes; checked
  * against it in config.c. pools.conf's "path = PATH" lines are bound by it. */
 #define VD_CONF_LINE_MAX 198
-#define VD_SUBTYPE "vaai"
+#define VD_SUBTYPE "vaai" /* the default handler name ([tcmu] handler) */
+#define VD_HANDLER_MAX 32 /* a handler name's longest spelling */
+#define VD_MAX_LEAVE 4    /* [tcmu] leave: at most this many handlers */
 
 /* ---- configuration (src/daemon/config.c) */
 struct vd_pool_conf {
@@ -60,6 +62,23 @@ struct vd_alua_conf {
 	uint16_t peers[SCSI_ALUA_MAX_PEERS];
 };
 
+/* [tcmu] (docs/ceph.md "Two gateway identities on one host"): the handler whose
+ * user:NAME backstores this daemon serves, and the handlers another daemon on this
+ * host serves (left alone: neither served nor refused, no netlink reply). */
+struct vd_tcmu_conf {
+	char handler[VD_HANDLER_MAX + 1];
+	unsigned n_leave;
+	char leave[VD_MAX_LEAVE][VD_HANDLER_MAX + 1];
+};
+
+/* What this daemon does with a backstore of handler (subtype) NAME. */
+enum vd_handler_claim {
+	VD_HANDLER_SERVE,  /* [tcmu] handler: ours */
+	VD_HANDLER_LEAVE,  /* named in [tcmu] leave: another daemon's, no answer at all */
+	VD_HANDLER_REFUSE, /* anything else: refused (the netlink reply says so) */
+};
+enum vd_handler_claim vd_handler_claim(const struct vd_tcmu_conf *t, const char *subtype);
+
 struct vd_config {
 	char state_dir[VD_PATH_MAX];
 	char control_socket[VD_PATH_MAX];
@@ -75,6 +94,7 @@ struct vd_config {
 	char metrics_listen[64]; /* [metrics] listen = ADDRESS:PORT; "" = no endpoint */
 	struct vd_ceph_conf ceph; /* [ceph]: how pools on RBD reach the cluster */
 	struct vd_alua_conf alua; /* [alua] */
+	struct vd_tcmu_conf tcmu; /* [tcmu] */
 };
 
 /* whole_granule_writes (docs/design.md rule 14): as detected for each pool's store
@@ -111,6 +131,10 @@ struct vd_pool {
 	 * the volumes its standby LUNs export. Closed once the LUNs moved to pool. */
 	struct vblk *view_dev;
 	struct vpool *view;
+	/* The ALUA group of the gateway that holds a standby pool (0: not known), from
+	 * the image's owner record: read when a LUN attaches, then by the pool watch
+	 * (vd_devices_watch) every VD_POOL_WATCH_PERIOD_NS. */
+	uint16_t owner_group;
 	int whole; /* VD_WHOLE_*, applied to dev when it is opened */
 	int group; /* VD_GROUP_*, applied to dev and jdev when they are opened */
 };
@@ -142,7 +166,8 @@ int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct v
 			 struct vpool **old, struct vblk **old_dev);
 void vd_pool_view_close_old(struct vpool *p, struct vblk *dev);
 /* The ALUA group of the gateway that holds a standby RBD pool, from the image's owner
- * record (include/vaaid/rbd_owner.h); 0 when not known. */
+ * record (include/vaaid/rbd_owner.h), read through the pool's view when it is open;
+ * 0 when not known. */
 uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp,
 			     struct vreactor *r);
 /* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
@@ -179,11 +204,28 @@ void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp);
  * the owner's group will come from the image's metadata (issue 26). */
 void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local,
 		     uint16_t owner);
+/* The pool watch's look (include/vaaid/pool_watch.h), from the main loop once per
+ * VD_POOL_WATCH_PERIOD_NS: each active RBD pool's lock (lost: fenced, its LUNs
+ * unavailable), each standby pool's owner group (changed: its LUNs' peer states
+ * follow). The librbd calls run on voffload_run's worker. */
+void vd_devices_watch(struct vd_devices *ds);
 /* A standby pool was taken over (vd_pool_takeover succeeded): its standby LUNs move
  * from the read-only view to the pool (the same volume: NAA and block size) and go
  * active/optimized; one whose volume is gone stays unavailable. The view is closed
  * when nothing points into it. */
 void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp);
+/*
+ * The TCMU netlink callbacks (src/daemon/nl_events.c; tcmu_nl_open's ops), their
+ * argument a struct vd_nl_target: events for backstores of a [tcmu] leave handler
+ * get no reply (TCMU_NL_NO_REPLY), the others go to vd_device_add / _remove /
+ * _reconfig, which serve the [tcmu] handler's and refuse any other.
+ */
+struct tcmu_nl_ops;
+struct vd_nl_target {
+	struct vd_devices *devs;
+	const struct vd_tcmu_conf *tcmu;
+};
+extern const struct tcmu_nl_ops vd_nl_ops;
 /* Volume in use by an attached device? */
 bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume);
 unsigned vd_devices_count(const struct vd_devices *ds);

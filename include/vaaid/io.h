@@ -416,6 +416,18 @@ int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vb
 struct vblk_rbd_owner;
 int vblk_rbd_owner_peek(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 			struct vblk_rbd_owner *out);
+/* The pool watch (docs/ceph.md "ALUA"), from b's reactor thread outside its
+ * callbacks; the librbd calls run on voffload_run's worker while the reactor
+ * serves everything else (one OSD read each).
+ * vblk_rbd_check_lock: does this client still hold the image's lock? 1: no --
+ * another client holds it or this one is blocklisted: b is marked fenced
+ * exactly as an I/O meeting the fence marks it (vblk.fenced, logged "FENCED");
+ * 0: yes; -errno: not known; -EOPNOTSUPP: not an RBD store opened with its lock.
+ * vblk_rbd_owner_group: the ALUA group of the owner record (rbd_owner.h) read
+ * through b's open image (a standby view's too): 0, -ENOENT (no record),
+ * -EINVAL (damaged), -EOPNOTSUPP (not an RBD store). */
+int vblk_rbd_check_lock(struct vblk *b);
+int vblk_rbd_owner_group(struct vblk *b, unsigned *group);
 /* Remove the image of spec (tests, and `pool create` undoing itself); -ENOENT if none. */
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf);
 /* The same, waiting for librados/librbd by running r (voffload_run; r NULL: blocks). */

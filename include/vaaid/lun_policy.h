@@ -11,6 +11,7 @@
 #ifndef VAAID_LUN_POLICY_H
 #define VAAID_LUN_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,35 @@ int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struc
  */
 uint64_t vd_backstore_lun_init(struct scsi_lun *lun, struct vvol *v, const struct vd_backstore *bs,
 			       uint64_t data_area, unsigned soft_pct);
+
+/*
+ * ALUA ([alua], docs/ceph.md "ALUA") for bs's LUN: group 0 claims nothing. A pool
+ * other gateways can serve too (shared: on RBD) reports this gateway's group in
+ * state local and the peers' groups (owner's active/optimized, scsi_alua_configure);
+ * a pool only this gateway reaches (a file) reports this gateway's group alone,
+ * active/optimized, whatever local says: no other target port group leads to its
+ * logical unit (SPC-4 5.16.2.1, 6.36).
+ */
+void vd_backstore_alua(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
+		       unsigned n_peers, bool shared, uint8_t local, uint16_t owner);
+
+/* Is volume in p the one lun exports (the same NAA and block size)? *v: p's volume of
+ * that name (NULL: none). */
+bool vd_lun_same_volume(const struct scsi_lun *lun, struct vpool *p, const char *volume,
+			struct vvol **v);
+/* Serve lun from v, the same volume in another view of its pool (or the pool itself
+ * after a takeover); a capacity changed meanwhile is announced (vaaid_lun_resize). */
+void vd_lun_bind_volume(struct scsi_lun *lun, struct vvol *v);
+/*
+ * A standby pool was taken over here (docs/ceph.md "The LUNs of a standby pool"): a
+ * LUN that exported volume from the read-only view moves to pool's volume of that name
+ * when it is the same volume, and goes active/optimized: 0. Otherwise (deleted or
+ * replaced by the owner meanwhile) it is lost: unavailable (SPC-4 5.16.2.4.5: only
+ * INQUIRY, REPORT LUNS, REPORT TARGET PORT GROUPS and REQUEST SENSE are answered, from
+ * the LUN's own identity) and pointing at no volume, so that the view can be closed:
+ * -ESTALE. Either way lun->vol is the LUN's volume from now on.
+ */
+int vd_lun_pool_served(struct scsi_lun *lun, struct vpool *pool, const char *volume);
 
 /* The data area of a mapped TCMU ring: the map minus mailbox and command ring. */
 uint64_t vd_ring_data_area(const void *map, uint64_t map_size);

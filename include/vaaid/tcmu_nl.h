@@ -31,6 +31,10 @@ struct tcmu_nl_event {
 	uint8_t writecache;              /* RECONFIG: new emulate_write_cache */
 };
 
+/* A callback's result for a device that is another daemon's on this host (vaaid.conf
+ * [tcmu] leave): no *_DONE reply at all, so that the kernel takes that daemon's. */
+#define TCMU_NL_NO_REPLY 1
+
 struct tcmu_nl_ops {
 	int (*added)(void *arg, const struct tcmu_nl_event *ev);
 	int (*removed)(void *arg, const struct tcmu_nl_event *ev);
@@ -55,7 +59,8 @@ void tcmu_nl_close(struct tcmu_nl *nl);
  * reply. ADDED/REMOVED/RECONFIG_DEVICE: validated, handed to the callback
  * when valid (-EINVAL without calling it when not), and returns 1 with the
  * *_DONE reply to send in *reply (status: the callback's result or -EINVAL;
- * device_id echoed when it was readable).
+ * device_id echoed when it was readable) -- or 0, no reply, when the callback
+ * returned TCMU_NL_NO_REPLY.
  */
 struct nl_msg;
 struct tcmu_nl_reply {

@@ -27,6 +27,9 @@
  *   [alua]                      ; gateways of shared RBD pools (docs/ceph.md "ALUA")
  *   group = 1                   ; this gateway's target port group id, 1..65535
  *   peers = 2,3                 ; the other gateways' group ids (at most 7)
+ *   [tcmu]                      ; two gateway identities on one host (docs/ceph.md)
+ *   handler = vaai              ; the user:NAME backstores served here ([A-Za-z0-9_])
+ *   leave = vaaib               ; another daemon's handlers here: no answer (at most 4)
  *
  * Every unknown section or key, and every bad value, is an error naming the
  * file and line. vd_config_finish() adds pool "default" when absent.
@@ -63,6 +66,17 @@ void vd_config_defaults(struct vd_config *c)
 	c->log_level = VLOG_INFO;
 	c->soft_threshold = 80;
 	c->default_pool_size = 32ull << 30;
+	snprintf(c->tcmu.handler, sizeof(c->tcmu.handler), "%s", VD_SUBTYPE);
+}
+
+enum vd_handler_claim vd_handler_claim(const struct vd_tcmu_conf *t, const char *subtype)
+{
+	if (!strcmp(subtype, t->handler))
+		return VD_HANDLER_SERVE;
+	for (unsigned i = 0; i < t->n_leave; i++)
+		if (!strcmp(subtype, t->leave[i]))
+			return VD_HANDLER_LEAVE;
+	return VD_HANDLER_REFUSE;
 }
 
 bool vd_valid_name(const char *s, size_t max)
@@ -159,6 +173,50 @@ static int parse_peers(const char *s, struct vd_alua_conf *a)
 			if (a->peers[i] == id)
 				return -EINVAL;
 		a->peers[a->n_peers++] = id;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			return 0;
+		if (*s++ != ',')
+			return -EINVAL;
+	}
+}
+
+/* A handler name: letters, digits and '_' (a D-Bus object path element,
+ * /org/kernel/TCMUService1/NAME, src/dbus/service.c), at most VD_HANDLER_MAX. */
+static bool valid_handler(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > VD_HANDLER_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* "NAME,NAME": handler names (valid_handler), spaces around the commas allowed, distinct,
+ * at most VD_MAX_LEAVE. */
+static int parse_leave(const char *s, struct vd_tcmu_conf *t)
+{
+	t->n_leave = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		size_t n = strcspn(s, ", \t");
+		if (n == 0 || n > VD_HANDLER_MAX || t->n_leave >= VD_MAX_LEAVE)
+			return -EINVAL;
+		char *name = t->leave[t->n_leave];
+		memcpy(name, s, n);
+		name[n] = 0;
+		if (!valid_handler(name))
+			return -EINVAL;
+		for (unsigned i = 0; i < t->n_leave; i++)
+			if (!strcmp(t->leave[i], name))
+				return -EINVAL;
+		t->n_leave++;
+		s += n;
 		while (*s == ' ' || *s == '\t')
 			s++;
 		if (!*s)
@@ -292,8 +350,28 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 		}
 		return 1;
 	}
-	return fail(x, "unknown section [%s] (expected [daemon], [pool NAME], [ceph], [metrics] "
-		    "or [alua])%s", section, "");
+	if (!strcmp(section, "tcmu")) {
+		if (!strcmp(key, "handler")) {
+			if (!valid_handler(value))
+				return fail(x, "[tcmu] handler '%s' is not a handler name (letters, digits, "
+					    "_; at most 32)%s", value, "");
+			/* the D-Bus object /org/kernel/TCMUService1/<handler>: this one is the
+			 * handler manager's path (tcmu-runner's; targetcli looks there) */
+			if (!strcmp(value, "HandlerManager1"))
+				return fail(x, "[tcmu] handler '%s' is the D-Bus handler manager's name, "
+					    "not a handler's%s", value, "");
+			snprintf(c->tcmu.handler, sizeof(c->tcmu.handler), "%s", value);
+		} else if (!strcmp(key, "leave")) {
+			if (parse_leave(value, &c->tcmu) < 0)
+				return fail(x, "[tcmu] leave '%s' is not a list of distinct handler names "
+					    "(at most 4, e.g. vaaib)%s", value, "");
+		} else {
+			return fail(x, "unknown key '%s' in [tcmu]%s", key, "");
+		}
+		return 1;
+	}
+	return fail(x, "unknown section [%s] (expected [daemon], [pool NAME], [ceph], [metrics], "
+		    "[alua] or [tcmu])%s", section, "");
 }
 
 #define CONF_MAX_BYTES (1u << 20)
@@ -403,6 +481,12 @@ int vd_config_load(struct vd_config *c, const char *path, char *err, size_t errl
 		if (c->alua.peers[i] == c->alua.group) {
 			snprintf(err, errlen, "%s: [alua] peers name this gateway's own group %u", path,
 				 c->alua.group);
+			return -EINVAL;
+		}
+	for (unsigned i = 0; i < c->tcmu.n_leave; i++)
+		if (!strcmp(c->tcmu.leave[i], c->tcmu.handler)) {
+			snprintf(err, errlen, "%s: [tcmu] leave names this daemon's own handler %s", path,
+				 c->tcmu.handler);
 			return -EINVAL;
 		}
 	for (unsigned i = 0; i < c->n_pools; i++) {

@@ -308,6 +308,11 @@ void vd_control_service(struct vd_control *c)
 	}
 }
 
+bool vd_control_pending(const struct vd_control *c)
+{
+	return c && c->pending;
+}
+
 void vd_control_set_deadline_ms(struct vd_control *c, unsigned ms)
 {
 	c->deadline_ms = ms;

@@ -1,8 +1,9 @@
 /*
- * The daemon's TCMU devices: one per LIO user:vaai backstore.
+ * The daemon's TCMU devices: one per LIO user:vaai backstore (user:NAME with
+ * vaaid.conf [tcmu] handler = NAME).
  *
  * How this works: a device is known by its UIO name
- * "tcm-user/<hba>/<dev>/vaai/<pool>/<volume>". Adding one (netlink
+ * "tcm-user/<hba>/<dev>/<handler>/<pool>/<volume>". Adding one (netlink
  * ADDED_DEVICE, or the startup scan of /sys/class/uio for a restarted
  * daemon) checks the cfgstring, reads LIO's attributes from configfs
  * (hw_block_size must be the volume's, hw_max_sectors bounds the maximum
@@ -21,6 +22,7 @@
 #include "vaaid/daemon.h"
 #include "vaaid/lun.h"
 #include "vaaid/lun_policy.h"
+#include "vaaid/pool_watch.h"
 #include "vaaid/tcmu_dev.h"
 #include "vaaid/tcmu_nl.h"
 #include "vaaid/util.h"
@@ -37,7 +39,7 @@ struct vd_device {
 	struct vvol *vol;
 	uint64_t max_xfer;
 	/* Its volume was not in the pool when a standby pool was taken over (deleted or
-	 * replaced meanwhile): the LUN stays unavailable, vol points into the kept view. */
+	 * replaced meanwhile): the LUN stays unavailable, vol is NULL (vd_lun_pool_served). */
 	bool lost;
 };
 
@@ -76,9 +78,7 @@ static const struct vd_device *device_at(const struct vd_devices *ds, unsigned i
 	const struct vd_device *d = ds->d[i];
 	*info = (struct vd_device_info){.dev = d->dev, .pool = d->pool, .volume = d->volume,
 					.minor = d->uio.minor};
-	struct vvol_info vi;
-	vvol_get_info(d->vol, &vi);
-	memcpy(info->naa, vi.naa, sizeof(info->naa));
+	memcpy(info->naa, d->lun.info.naa, sizeof(info->naa)); /* the volume's (a lost one's too) */
 	return d;
 }
 
@@ -223,25 +223,14 @@ static void warn_small_transfers(const struct vd_device *d, const struct tcmu_li
 /* Is d's volume in p, the same one (NAA, block size)? *v: it. */
 static bool same_volume(const struct vd_device *d, struct vpool *p, struct vvol **v)
 {
-	*v = vpool_volume_find(p, d->volume);
-	if (!*v)
-		return false;
-	struct vvol_info vi;
-	vvol_get_info(*v, &vi);
-	return !memcmp(vi.naa, d->lun.info.naa, sizeof(vi.naa)) &&
-	       vi.block_size == d->lun.info.block_size;
+	return vd_lun_same_volume(&d->lun, p, d->volume, v);
 }
 
-/* Serve d from v (the same volume in another view of its pool, or the pool itself
- * after a takeover); a capacity that changed meanwhile is announced (vaaid_lun_resize). */
+/* Serve d from v (vd_lun_bind_volume). */
 static void bind_volume(struct vd_device *d, struct vvol *v)
 {
+	vd_lun_bind_volume(&d->lun, v);
 	d->vol = v;
-	d->lun.vol = v;
-	struct vvol_info vi;
-	vvol_get_info(v, &vi);
-	if (vi.size / vi.block_size != d->lun.info.nblocks)
-		vaaid_lun_resize(&d->lun, vi.size / vi.block_size);
 }
 
 /*
@@ -285,10 +274,12 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 		vlog_err(NULL, "'%s' is not a TCMU device name: refused", uio_name);
 		return -EINVAL;
 	}
-	if (strcmp(un.subtype, VD_SUBTYPE)) {
-		/* vaaid replaces tcmu-runner on a host: nobody else serves other handlers. */
+	const char *handler = ds->env.conf->tcmu.handler;
+	if (vd_handler_claim(&ds->env.conf->tcmu, un.subtype) != VD_HANDLER_SERVE) {
+		/* vaaid replaces tcmu-runner on a host: nobody else serves other handlers
+		 * (but another vaaid's, [tcmu] leave, which src/daemon/nl_events.c leaves). */
 		vlog_warn(un.dev, "backstore %s is user:%s, not user:%s: refused", un.dev, un.subtype,
-			  VD_SUBTYPE);
+			  handler);
 		return -ENOENT;
 	}
 	if (find(ds, uio_name)) {
@@ -372,11 +363,13 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 					    ds->env.conf->soft_threshold);
 	d->lun.xcopy_peer = dev_xcopy_peer;
 	d->lun.peer_arg = ds;
-	if (al->group) /* [alua]: this gateway's group, active where the pool is served;
-			* standby: the owner's group from the image's owner record */
-		scsi_alua_configure(&d->lun, al->group, al->peers, al->n_peers,
-				    vp->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED,
-				    vp->standby ? vd_pool_owner_group(ds->env.pools, vp, ds->env.r) : 0);
+	if (al->group && vp->standby) /* the owner's group from the image's owner record */
+		vp->owner_group = vd_pool_owner_group(ds->env.pools, vp, ds->env.r);
+	/* [alua]: this gateway's group, active where the pool is served, standby where
+	 * another gateway holds it; the peers only for a pool they can serve too (RBD) */
+	vd_backstore_alua(&d->lun, al->group, al->peers, al->n_peers, vblk_rbd_spec(vp->path),
+			  vp->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED,
+			  vp->standby ? vp->owner_group : 0);
 	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
 			     &d->tdev);
 	if (rc < 0) {
@@ -402,35 +395,61 @@ void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t lo
 			scsi_alua_set_states(&ds->d[i]->lun, local, owner);
 }
 
+/* Does the pool have a LUN here (one that is not lost)? */
+static bool pool_has_luns(const struct vd_devices *ds, const struct vd_pool *vp)
+{
+	for (unsigned i = 0; i < ds->n; i++)
+		if (!strcmp(ds->d[i]->pool, vp->name) && !ds->d[i]->lost)
+			return true;
+	return false;
+}
+
+void vd_devices_watch(struct vd_devices *ds)
+{
+	struct vd_pools *ps = ds->env.pools;
+	for (unsigned i = 0; i < ps->n; i++) {
+		struct vd_pool *vp = &ps->p[i];
+		/* a standby pool without LUNs has nothing to tell (and no view open) */
+		if (!vblk_rbd_spec(vp->path) || (vp->standby && !pool_has_luns(ds, vp)))
+			continue;
+		uint16_t owner = vp->owner_group;
+		enum vd_watch_event ev = vd_store_watch(vp->standby ? vp->view_dev : vp->dev,
+							vp->standby, &owner);
+		if (ev == VD_WATCH_NONE)
+			continue;
+		if (ev == VD_WATCH_OWNER)
+			vlog_warn(vp->name, "pool %s: now held by the gateway of ALUA group %u (was %u): "
+				  "its LUNs here stay standby and report that group active/optimized",
+				  vp->name, owner, vp->owner_group);
+		else /* the store logged FENCED; `vaaictl status` shows "fenced" (vpool_fenced) */
+			vlog_err(vp->name, "pool %s: fenced while idle (another gateway holds its "
+				 "image's lock): its LUNs here are unavailable", vp->name);
+		vp->owner_group = owner;
+		for (unsigned k = 0; k < ds->n; k++)
+			if (!strcmp(ds->d[k]->pool, vp->name) && !ds->d[k]->lost)
+				vd_lun_watch_apply(&ds->d[k]->lun, ev, owner);
+	}
+}
+
 void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp)
 {
-	bool lost = false;
 	for (unsigned i = 0; i < ds->n; i++) {
 		struct vd_device *d = ds->d[i];
-		struct vvol *v;
-		if (strcmp(d->pool, vp->name))
+		if (strcmp(d->pool, vp->name) || d->lost)
 			continue;
-		if (d->lost) { /* still in the view */
-			lost = true;
+		int rc = vd_lun_pool_served(&d->lun, vp->pool, d->volume);
+		d->vol = d->lun.vol; /* the pool's volume, or none: lost */
+		if (rc == 0)
 			continue;
-		}
-		if (same_volume(d, vp->pool, &v)) {
-			bind_volume(d, v);
-			if (d->lun.alua.enabled)
-				scsi_alua_set_states(&d->lun, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
-			continue;
-		}
 		/* deleted or replaced by the owner after this LUN was attached standby */
 		vlog_err(d->label, "pool %s taken over, but volume %s is no longer the one this LUN "
 			 "exported: unavailable (delete the backstore)", vp->name, d->volume);
-		d->lost = lost = true;
-		scsi_alua_set_local(&d->lun, SCSI_ALUA_UNAVAILABLE);
+		d->lost = true;
 	}
-	if (!lost) { /* nothing points into the view any more */
-		vd_pool_view_close_old(vp->view, vp->view_dev);
-		vp->view = NULL;
-		vp->view_dev = NULL;
-	}
+	/* nothing points into the view any more (a lost LUN points at no volume) */
+	vd_pool_view_close_old(vp->view, vp->view_dev);
+	vp->view = NULL;
+	vp->view_dev = NULL;
 }
 
 int vd_device_remove(struct vd_devices *ds, const char *uio_name)
@@ -472,6 +491,11 @@ int vd_device_reconfig(struct vd_devices *ds, const char *uio_name, const char *
 		vlog_err(d->label, "reconfig of %s: write cache is refused (WCE=0: writes complete "
 			 "only when durable)", d->dev);
 		return -EINVAL;
+	}
+	if (size && !d->vol) {
+		vlog_err(d->label, "reconfig of %s: its volume is gone (the LUN is unavailable; "
+			 "delete the backstore)", d->dev);
+		return -ENODEV;
 	}
 	if (size) {
 		struct vvol_info vi;
@@ -516,7 +540,7 @@ static void pool_threshold_crossed(void *arg, bool above)
 	vlog_warn(t->vp->name, "pool %s reached its soft threshold (%u %% used): telling its LUNs",
 		  t->vp->name, ds->env.conf->soft_threshold);
 	for (unsigned i = 0; i < ds->n; i++)
-		if (vvol_pool(ds->d[i]->vol) == t->vp->pool)
+		if (ds->d[i]->vol && vvol_pool(ds->d[i]->vol) == t->vp->pool)
 			scsi_lun_post_soft_threshold_ua(&ds->d[i]->lun);
 }
 
@@ -542,7 +566,7 @@ void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp)
 		if (&ps->p[i] == vp && ds->thr[i].on) /* same watcher: only a real crossing reports */
 			vpool_set_soft_threshold(vp->pool, bytes, pool_threshold_crossed, &ds->thr[i]);
 	for (unsigned i = 0; i < ds->n; i++)
-		if (vvol_pool(ds->d[i]->vol) == vp->pool)
+		if (ds->d[i]->vol && vvol_pool(ds->d[i]->vol) == vp->pool)
 			vaaid_lun_update_soft_threshold(&ds->d[i]->lun, bytes);
 }
 
@@ -563,7 +587,8 @@ int vd_devices_scan(struct vd_devices *ds)
 		if (tcmu_uio_read_name(ds->env.conf->sysfs_root, minor, name, sizeof(name)) < 0)
 			continue;
 		struct tcmu_uio_name un;
-		if (tcmu_parse_uio_name(name, &un) < 0 || strcmp(un.subtype, VD_SUBTYPE))
+		if (tcmu_parse_uio_name(name, &un) < 0 ||
+		    vd_handler_claim(&ds->env.conf->tcmu, un.subtype) != VD_HANDLER_SERVE)
 			continue;
 		if (vd_device_add(ds, name, minor, true) == 0)
 			found++;

@@ -1,7 +1,10 @@
 /*
  * The daemon's rules for a LIO user:vaai backstore, shared with simhost (see
- * include/vaaid/lun_policy.h): which volume it is, how its LUN comes up, and
- * which LUNs an EXTENDED COPY received on it may name.
+ * include/vaaid/lun_policy.h): which volume it is, how its LUN comes up, its
+ * ALUA groups (vd_backstore_alua: peers only for a shared RBD pool), which
+ * volume a standby LUN is bound to when its pool is taken over
+ * (vd_lun_same_volume, vd_lun_bind_volume, vd_lun_pool_served: or none, a
+ * lost LUN), and which LUNs an EXTENDED COPY received on it may name.
  *
  * How this works: the caller gathers the facts (configfs for the daemon:
  * LIO's attributes, the TPGs and ACLs; simhost invents the same facts from its
@@ -96,6 +99,55 @@ int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struc
 	}
 	*out = v;
 	return 0;
+}
+
+void vd_backstore_alua(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
+		       unsigned n_peers, bool shared, uint8_t local, uint16_t owner)
+{
+	if (!group)
+		return;
+	if (!shared) { /* only this gateway serves it: no peer group, never standby */
+		scsi_alua_configure(lun, group, NULL, 0, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
+		return;
+	}
+	scsi_alua_configure(lun, group, peers, n_peers, local, owner);
+}
+
+bool vd_lun_same_volume(const struct scsi_lun *lun, struct vpool *p, const char *volume,
+			struct vvol **v)
+{
+	*v = vpool_volume_find(p, volume);
+	if (!*v)
+		return false;
+	struct vvol_info vi;
+	vvol_get_info(*v, &vi);
+	return !memcmp(vi.naa, lun->info.naa, sizeof(vi.naa)) &&
+	       vi.block_size == lun->info.block_size;
+}
+
+void vd_lun_bind_volume(struct scsi_lun *lun, struct vvol *v)
+{
+	lun->vol = v;
+	struct vvol_info vi;
+	vvol_get_info(v, &vi);
+	if (vi.size / vi.block_size != lun->info.nblocks)
+		vaaid_lun_resize(lun, vi.size / vi.block_size);
+}
+
+int vd_lun_pool_served(struct scsi_lun *lun, struct vpool *pool, const char *volume)
+{
+	struct vvol *v;
+	if (vd_lun_same_volume(lun, pool, volume, &v)) {
+		vd_lun_bind_volume(lun, v);
+		if (lun->alua.enabled)
+			scsi_alua_set_states(lun, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
+		return 0;
+	}
+	/* nothing that state allows reads the volume (dispatch refuses the rest before a
+	 * handler runs; the fence poll checks lun->vol first) */
+	lun->vol = NULL;
+	scsi_alua_set_local(lun, SCSI_ALUA_UNAVAILABLE);
+	return -ESTALE;
 }
 
 uint64_t vd_ring_data_area(const void *map, uint64_t map_size)

@@ -28,6 +28,7 @@
 #include "vaaid/dbus.h"
 #include "vaaid/lun.h"
 #include "vaaid/metrics.h"
+#include "vaaid/pool_watch.h"
 #include "vaaid/control.h"
 #include "vaaid/tcmu_nl.h"
 #include "vaaid/util.h"
@@ -38,9 +39,11 @@ struct daemon {
 	struct vd_pools pools;
 	struct vd_devices *devs;
 	struct tcmu_nl *nl;
+	struct vd_nl_target nl_target; /* the netlink callbacks' argument (vd_nl_ops) */
 	struct vd_control *ctl;
 	struct vd_dbus *bus;
 	struct vd_notify *notify; /* systemd: READY, STATUS, watchdog */
+	struct vd_pool_watch watch; /* the RBD pools' lock and owner, every 5 s (pool_watch.h) */
 	struct vd_metrics *metrics; /* the Prometheus endpoint ([metrics] listen), or NULL */
 	struct vio_op metrics_op;
 	bool metrics_ready;
@@ -61,41 +64,15 @@ static int arm(struct daemon *dm, int fd, struct vio_op *op, vio_cb cb)
 	return vreactor_poll_fd(dm->r, fd, op);
 }
 
-/* ---- netlink events */
-static int nl_added(void *arg, const struct tcmu_nl_event *ev)
-{
-	struct daemon *dm = arg;
-	return vd_device_add(dm->devs, ev->device, ev->minor, false);
-}
-
-static int nl_removed(void *arg, const struct tcmu_nl_event *ev)
-{
-	struct daemon *dm = arg;
-	return vd_device_remove(dm->devs, ev->device);
-}
-
-static int nl_reconfig(void *arg, const struct tcmu_nl_event *ev)
-{
-	struct daemon *dm = arg;
-	int wc = ev->writecache;
-	return vd_device_reconfig(dm->devs, ev->device, ev->has_cfg ? ev->cfg : NULL,
-				  ev->has_size ? &ev->size : NULL, ev->has_writecache ? &wc : NULL);
-}
-
-static const struct tcmu_nl_ops nl_ops = {
-	.added = nl_added,
-	.removed = nl_removed,
-	.reconfig = nl_reconfig,
-};
-
-/* CheckConfig from targetcli: "vaai/<pool>/<volume>" */
+/* CheckConfig from targetcli: "<handler>/<pool>/<volume>" ([tcmu] handler, vaai) */
 static int check_cfg(void *arg, const char *cfg, char *msg, size_t len)
 {
 	struct daemon *dm = arg;
 	char pool[VD_POOL_NAME_MAX + 1], vol[VPOOL_NAME_MAX + 1];
-	size_t sl = strlen(VD_SUBTYPE);
-	if (strncmp(cfg, VD_SUBTYPE "/", sl + 1)) {
-		snprintf(msg, len, "'%s' is not a %s configuration", cfg, VD_SUBTYPE);
+	const char *handler = dm->conf.tcmu.handler;
+	size_t sl = strlen(handler);
+	if (strncmp(cfg, handler, sl) || cfg[sl] != '/') {
+		snprintf(msg, len, "'%s' is not a %s configuration", cfg, handler);
 		return -EINVAL;
 	}
 	int rc = vd_parse_cfgstring(cfg + sl + 1, pool, sizeof(pool), vol, sizeof(vol), msg, len);
@@ -117,7 +94,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vaaid [--config FILE] [--state-dir DIR] [--log-level err|warn|info|debug]\n"
 		"             [--control-socket PATH] [--no-dbus]\n"
-		"Serves LIO user:vaai backstores (cfgstring <pool>/<volume>) from thin pools.\n"
+		"Serves LIO user:vaai backstores (cfgstring <pool>/<volume>) from thin pools\n"
+		"(user:NAME with [tcmu] handler = NAME in the configuration).\n"
 		"Without --config, /etc/vaaid/vaaid.conf is read when it exists.\n");
 }
 
@@ -279,10 +257,22 @@ static void handle_signals(struct daemon *dm)
 	}
 }
 
+/* Is anything flagged that the loop has not served yet? A handler that runs the
+ * reactor nested (a control operation such as a takeover, a pool-watch look:
+ * voffload_run) lets the other sources' callbacks set their flags after the
+ * loop passed their checks: the next turn must then not block (it would wait
+ * for the next event or the watch's 5 s timer with a netlink reply, a signal
+ * or a request pending). */
+static bool loop_pending(const struct daemon *dm)
+{
+	return dm->sig_ready || dm->nl_ready || dm->ctl_ready || dm->bus_ready ||
+	       dm->metrics_ready || dm->watch.due || vd_control_pending(dm->ctl);
+}
+
 static int loop(struct daemon *dm)
 {
 	while (!dm->stop) {
-		int rc = vreactor_run_once(dm->r, -1);
+		int rc = vreactor_run_once(dm->r, loop_pending(dm) ? 0 : -1);
 		if (rc < 0 && rc != -EINTR) {
 			vlog_err(NULL, "reactor: %s", strerror(-rc));
 			return rc;
@@ -310,6 +300,9 @@ static int loop(struct daemon *dm)
 			arm(dm, vd_dbus_fd(dm->bus), &dm->bus_op, on_bus);
 		}
 		vd_notify_service(dm->notify); /* a timer whose submission failed is armed again */
+		if (vd_pool_watch_due(&dm->watch))
+			vd_devices_watch(dm->devs);
+		vd_pool_watch_arm(&dm->watch, dm->r); /* the next period from the end of this look */
 		if (dm->metrics_ready) {
 			dm->metrics_ready = false;
 			vd_metrics_service(dm->metrics);
@@ -339,7 +332,8 @@ static int run(struct daemon *dm, bool no_dbus)
 	if (vd_devices_new(&env, &dm->devs) < 0)
 		return 1;
 	vd_devices_watch_pools(dm->devs);
-	rc = tcmu_nl_open(&nl_ops, dm, &dm->nl);
+	dm->nl_target = (struct vd_nl_target){.devs = dm->devs, .tcmu = &dm->conf.tcmu};
+	rc = tcmu_nl_open(&vd_nl_ops, &dm->nl_target, &dm->nl);
 	if (rc == -ENOENT) {
 		vlog_err(NULL, "the kernel has no TCM-USER netlink family: load target_core_user "
 			 "(modprobe target_core_user) and start vaaid again");
@@ -372,10 +366,10 @@ static int run(struct daemon *dm, bool no_dbus)
 		return 1;
 	}
 	if (!no_dbus) {
-		rc = vd_dbus_open(check_cfg, dm, &dm->bus);
+		rc = vd_dbus_open(dm->conf.tcmu.handler, check_cfg, dm, &dm->bus);
 		if (rc < 0)
 			vlog_warn(NULL, "D-Bus service org.kernel.TCMUService1 not available (%s): "
-				  "targetcli will not list user:vaai", strerror(-rc));
+				  "targetcli will not list user:%s", strerror(-rc), dm->conf.tcmu.handler);
 	}
 	if (dm->conf.metrics_listen[0]) {
 		err[0] = 0;
@@ -405,6 +399,7 @@ static int run(struct daemon *dm, bool no_dbus)
 		if (vd_notify_watchdog(dm->notify))
 			vlog_info(NULL, "systemd watchdog: pinged from the reactor");
 	}
+	vd_pool_watch_arm(&dm->watch, dm->r);
 	rc = loop(dm);
 	/* Whatever ended the loop (a signal, or an error), the STATUS line's sources are
 	 * torn down next: from here the timer only pings the watchdog. */

@@ -228,8 +228,9 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 			if (rc == -ENOENT && pc->create == VD_CREATE_YES)
 				rc = create_one(ps, vp, r, pc->size, pc->extent, err, errlen);
 			else if (rc == -ENOENT)
-				snprintf(err, errlen, "pool '%s': %s does not exist (no such image, or "
-					 "no such Ceph pool): a pool on RBD is made once with `vaaictl "
+				snprintf(err, errlen, "pool '%s': %s does not exist (no such image or "
+					 "Ceph pool -- or no [ceph] conf or keyring file where "
+					 "configured): a pool on RBD is made once with `vaaictl "
 					 "pool create %s %s SIZE` on one gateway, or by this daemon with "
 					 "create = yes in [pool %s]", vp->name, vp->path, vp->name,
 					 vp->path, vp->name);
@@ -453,7 +454,7 @@ int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct v
 	if (rc < 0) {
 		vlog_warn(vp->name, "pool %s: no read-only view of %s: %s%s%s", vp->name, vp->path,
 			  strerror(-rc), rep.error[0] ? ": " : "", rep.error);
-		vblk_close(dev);
+		vblk_close_live(dev);
 		return rc;
 	}
 	*old = vp->view;
@@ -468,8 +469,12 @@ uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp
 {
 	struct vblk_rbd_conf rbd = rbd_conf(ps);
 	struct vblk_rbd_owner o;
-	if (!vblk_rbd_spec(vp->path) || vblk_rbd_owner_peek(r, vp->path, &rbd, &o) < 0 ||
-	    o.group > UINT16_MAX)
+	if (!vblk_rbd_spec(vp->path))
+		return 0;
+	if (vp->view_dev) /* the open view: no connection of its own */
+		return vblk_rbd_owner_group(vp->view_dev, &o.group) < 0 || o.group > UINT16_MAX
+			       ? 0 : (uint16_t)o.group;
+	if (vblk_rbd_owner_peek(r, vp->path, &rbd, &o) < 0 || o.group > UINT16_MAX)
 		return 0;
 	return (uint16_t)o.group;
 }
@@ -478,7 +483,9 @@ void vd_pool_view_close_old(struct vpool *p, struct vblk *dev)
 {
 	if (p)
 		vpool_close(p);
-	vblk_close(dev);
+	/* librbd's close and the connection's shutdown on a worker: the reactor serves
+	 * the other pools' LUNs meanwhile (vblk_close_live) */
+	vblk_close_live(dev);
 }
 
 void vd_pools_close(struct vd_pools *ps)

@@ -4,11 +4,12 @@
  *
  * How this works: targetcli (ui_backstore.py) calls GetManagedObjects on
  * /org/kernel/TCMUService1 and shows one "user:<name>" backstore per object
- * below it, <name> being the last path component; `create` calls
+ * below it, <name> being the last path component (the daemon's handler name,
+ * vaaid.conf [tcmu] handler, "vaai" by default); `create` calls
  * CheckConfig("<name>/<cfgstring>") on that object and prints ConfigDesc in
  * `help create`. sd-bus's object manager reports every vtable registered
  * below its path, so one vtable at /org/kernel/TCMUService1/vaai is all it
- * takes. The connection's fd is polled by the daemon's reactor;
+ * takes (/org/kernel/TCMUService1/<name>). The connection's fd is polled by the daemon's reactor;
  * vd_dbus_process() runs sd_bus_process() until it has nothing left and
  * flushes the replies (a local socket: the flush does not block in practice).
  */
@@ -23,7 +24,6 @@
 
 #define BUS_NAME "org.kernel.TCMUService1"
 #define ROOT_PATH "/org/kernel/TCMUService1"
-#define HANDLER_PATH "/org/kernel/TCMUService1/vaai"
 #define IFACE "org.kernel.TCMUService1"
 
 static const char config_desc[] =
@@ -37,6 +37,7 @@ struct vd_dbus {
 	sd_bus_slot *om_slot, *vt_slot;
 	vd_dbus_check_fn check;
 	void *arg;
+	char handler[64]; /* Name, SubType */
 };
 
 static int method_check_config(sd_bus_message *m, void *userdata, sd_bus_error *err)
@@ -55,10 +56,11 @@ static int method_check_config(sd_bus_message *m, void *userdata, sd_bus_error *
 static int prop_string(sd_bus *bus, const char *path, const char *iface, const char *prop,
 		       sd_bus_message *reply, void *userdata, sd_bus_error *err)
 {
-	(void)bus, (void)path, (void)iface, (void)userdata, (void)err;
+	(void)bus, (void)path, (void)iface, (void)err;
+	const struct vd_dbus *b = userdata;
 	if (!strcmp(prop, "ConfigDesc"))
 		return sd_bus_message_append(reply, "s", config_desc);
-	return sd_bus_message_append(reply, "s", "vaai"); /* Name, SubType */
+	return sd_bus_message_append(reply, "s", b->handler); /* Name, SubType */
 }
 
 static const sd_bus_vtable handler_vtable[] = {
@@ -70,18 +72,23 @@ static const sd_bus_vtable handler_vtable[] = {
 	SD_BUS_VTABLE_END,
 };
 
-int vd_dbus_open(vd_dbus_check_fn check, void *arg, struct vd_dbus **out)
+int vd_dbus_open(const char *handler, vd_dbus_check_fn check, void *arg, struct vd_dbus **out)
 {
+	char path[128];
+	if (strlen(handler) >= sizeof(((struct vd_dbus *)0)->handler))
+		return -EINVAL;
 	struct vd_dbus *b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	b->check = check;
 	b->arg = arg;
+	snprintf(b->handler, sizeof(b->handler), "%s", handler);
+	snprintf(path, sizeof(path), "%s/%s", ROOT_PATH, handler);
 	int rc = sd_bus_open_system(&b->bus);
 	if (rc >= 0)
 		rc = sd_bus_add_object_manager(b->bus, &b->om_slot, ROOT_PATH);
 	if (rc >= 0)
-		rc = sd_bus_add_object_vtable(b->bus, &b->vt_slot, HANDLER_PATH, IFACE, handler_vtable, b);
+		rc = sd_bus_add_object_vtable(b->bus, &b->vt_slot, path, IFACE, handler_vtable, b);
 	if (rc >= 0)
 		rc = sd_bus_request_name(b->bus, BUS_NAME, 0);
 	if (rc < 0) {

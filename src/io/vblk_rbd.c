@@ -50,10 +50,11 @@
  *     systemd STATUS line (a timer) skips standby pools, and reads no pool
  *     once the daemon is stopping (vd_pools_close's closes). vaai-sim and the
  *     tools open with their engine stopped: the caller owns the reactor.
- *     Still on the caller's thread:
- *     vblk_close (callers whose reactor may be gone: a standby view's close).
- *     vblk_rbd_owner_peek and rdev_mapped (the sweep's object-map walk) run
- *     on the worker too.
+ *     Still on the caller's thread: vblk_close (callers whose reactor may be
+ *     gone); the daemon closes stores, a standby view's too, with
+ *     vblk_close_live (on the worker). vblk_rbd_owner_peek, rdev_mapped (the
+ *     sweep's object-map walk) and the pool watch's reads
+ *     (vblk_rbd_check_lock, vblk_rbd_owner_group) run on the worker too.
  */
 #include <errno.h>
 #include <poll.h>
@@ -77,6 +78,12 @@ struct rdev {
 	rados_ioctx_t io;
 	rbd_image_t img;
 	int efd;
+	bool readonly;     /* vblk_rbd_open_readonly: a standby view, no lock of its own */
+	/* The lock's owner as rbd_lock_get_owners names this client, read right after
+	 * this client acquired it ("" if that read failed): the pool watch's "another
+	 * client holds the lock" compares owners with it, the same API's string, so
+	 * a format difference can never fence a healthy gateway. */
+	char self_owner[sizeof(((struct vblk_rbd_owner *)0)->addr)];
 	bool armed;        /* the eventfd's poll is in the reactor (then inflight > 0) */
 	bool draining;     /* in efd_ready: submissions from callbacks do not arm */
 	uint64_t inflight; /* operations whose callback has not run */
@@ -99,6 +106,19 @@ struct rreq {
 
 static struct rdev *to_rdev(struct vblk *b) { return (struct rdev *)b; }
 
+/* The one fenced path (docs/ceph.md "One writer, fenced"): the store says so
+ * (vblk.fenced: the pool fails every request from now on, the LUNs answer the
+ * fenced state) and the log says so once. how: what found it (an I/O that met
+ * the blocklist, or the lock check of an idle gateway, vblk_rbd_check_lock). */
+static void mark_fenced(struct rdev *d, const char *how)
+{
+	if (d->b.fenced)
+		return;
+	d->b.fenced = true;
+	vlog_err(d->name, "FENCED: another gateway took this image over (%s); nothing more "
+			  "is written here", how);
+}
+
 /* ------------------------------------------------------------- completion */
 
 static void rreq_complete(struct rreq *q, ssize_t ret)
@@ -106,11 +126,8 @@ static void rreq_complete(struct rreq *q, ssize_t ret)
 	struct rdev *d = q->d;
 	struct vio_op *user = q->user;
 	int res = ret < 0 ? (int)ret : 0;
-	if (ret == -ESHUTDOWN && !d->b.fenced) {
-		d->b.fenced = true;
-		vlog_err(d->name, "FENCED: another gateway took this image over and the cluster "
-				  "blocklisted this client; nothing more is written here");
-	}
+	if (ret == -ESHUTDOWN)
+		mark_fenced(d, "an I/O was refused: the cluster blocklisted this client");
 	if (res == 0 && (q->kind == RREQ_READ || q->kind == RREQ_WRITE))
 		res = q->total > (uint64_t)INT32_MAX ? 0 : (int)q->total;
 	if (ret >= 0 && q->kind == RREQ_READ) {
@@ -753,6 +770,9 @@ refused:
 		rc = rc == -EROFS ? -EBUSY : rc;
 		goto fail;
 	}
+	size_t held;
+	if (lock_owners(d, d->self_owner, sizeof(d->self_owner), &held) < 0 || held != 1)
+		d->self_owner[0] = '\0'; /* not known: the watch then relies on the blocklist */
 	owner_set(d, j->conf);
 	if ((rc = rbd_get_size(d->img, &j->size)) < 0 ||
 	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
@@ -827,7 +847,10 @@ int vblk_rbd_open_readonly(struct vreactor *r, const char *spec, const struct vb
 	struct open_job j = {.conf = conf};
 	if (!r || !out || vblk_rbd_parse(spec, &j.nm) < 0)
 		return -EINVAL;
-	return open_offloaded(r, &j, open_readonly_blocking, out);
+	int rc = open_offloaded(r, &j, open_readonly_blocking, out);
+	if (rc == 0)
+		to_rdev(*out)->readonly = true;
+	return rc;
 }
 
 static int open_image(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
@@ -870,4 +893,68 @@ int vblk_rbd_remove_live(struct vreactor *r, const char *spec, const struct vblk
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf)
 {
 	return vblk_rbd_remove_live(NULL, spec, conf);
+}
+
+/* ------------------------------------------------ the pool watch (docs/ceph.md "ALUA") */
+
+/* On voffload_run's worker: the lock's owners, through the image handle only
+ * (thread-safe; the reactor's thread may run this image's I/O meanwhile). 1:
+ * this client is blocklisted (every OSD request fails with -ESHUTDOWN, Ceph's
+ * EBLOCKLISTED); 2: another client holds the lock (the owner string is not the
+ * one the same call gave right after this client acquired it, d->self_owner);
+ * 0: still this client's, or not known whose (no string of our own was
+ * recorded: only the blocklist is trusted then); -errno: not known (e.g. the
+ * cluster does not answer). No holder at all is 0: a takeover leaves a holder
+ * (or this client blocklisted); a moment without one is not taken for a fence. */
+static int lock_check_blocking(void *arg)
+{
+	struct rdev *d = arg;
+	char owner[sizeof(d->self_owner)];
+	size_t n;
+	int rc = lock_owners(d, owner, sizeof(owner), &n);
+	if (rc == -ESHUTDOWN)
+		return 1;
+	if (rc < 0 || n == 0 || !d->self_owner[0])
+		return rc;
+	return strcmp(owner, d->self_owner) ? 2 : 0;
+}
+
+int vblk_rbd_check_lock(struct vblk *b)
+{
+	if (!b || b->ops != &rdev_ops)
+		return -EOPNOTSUPP;
+	struct rdev *d = to_rdev(b);
+	if (d->readonly)
+		return -EOPNOTSUPP;
+	if (b->fenced)
+		return 1;
+	int rc = voffload_run(b->reactor, lock_check_blocking, d);
+	if (rc <= 0)
+		return rc;
+	/* the flag is set here, on the reactor's thread */
+	mark_fenced(d, rc == 1 ? "its lock check, while idle, was refused: blocklisted"
+			       : "its lock check, while idle, found another client holding the lock");
+	return 1;
+}
+
+struct owner_job {
+	rbd_image_t img;
+	struct vblk_rbd_owner o;
+};
+
+static int owner_blocking(void *arg)
+{
+	struct owner_job *j = arg;
+	return owner_get(j->img, &j->o);
+}
+
+int vblk_rbd_owner_group(struct vblk *b, unsigned *group)
+{
+	if (!b || b->ops != &rdev_ops)
+		return -EOPNOTSUPP;
+	struct owner_job j = {.img = to_rdev(b)->img};
+	int rc = voffload_run(b->reactor, owner_blocking, &j);
+	if (rc == 0)
+		*group = j.o.group;
+	return rc;
 }

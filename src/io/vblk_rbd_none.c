@@ -43,3 +43,15 @@ int vblk_rbd_owner_peek(struct vreactor *r, const char *spec, const struct vblk_
 	(void)r, (void)spec, (void)conf, (void)out;
 	return -EPROTONOSUPPORT;
 }
+
+int vblk_rbd_check_lock(struct vblk *b)
+{
+	(void)b;
+	return -EOPNOTSUPP;
+}
+
+int vblk_rbd_owner_group(struct vblk *b, unsigned *group)
+{
+	(void)b, (void)group;
+	return -EOPNOTSUPP;
+}

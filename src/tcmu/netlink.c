@@ -7,7 +7,9 @@
  * every ADDED/REMOVED/RECONFIG_DEVICE it sends from then on blocks the
  * configfs writer until our *_DONE reply arrives (drivers/target/
  * target_core_user.c: tcmu_wait_genl_cmd_reply()), so a reply is sent for
- * every such message, whatever happens. After open the socket is
+ * every such message, whatever happens -- except one whose callback says the
+ * device is another daemon's on this host (TCMU_NL_NO_REPLY: the kernel takes
+ * the first reply, that daemon's). After open the socket is
  * non-blocking; tcmu_nl_dispatch() drains it with nl_recvmsgs().
  *
  * Attribute validation (tcmu_nl_handle): only messages from the kernel (port
@@ -161,6 +163,8 @@ int tcmu_nl_handle(const struct tcmu_nl_ops *ops, void *arg, struct nl_msg *msg,
 	}
 	if (rc == 0)
 		rc = cb ? cb(arg, &ev) : -EOPNOTSUPP;
+	if (rc == TCMU_NL_NO_REPLY)
+		return 0; /* another daemon's device: that daemon answers */
 	reply->status = rc;
 	reply->device_id = ev.device_id;
 	return 1;

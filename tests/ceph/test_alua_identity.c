@@ -124,6 +124,79 @@ static void test_identity(void **state)
 	vblk_rbd_remove(spec, NULL);
 }
 
+static void expect_sense(struct simhost_result r, uint8_t key, uint8_t asc, uint8_t ascq)
+{
+	assert_int_equal(r.r.status, 2);
+	assert_int_equal(r.r.sense[2] & 0x0F, key);
+	assert_int_equal(r.r.sense[12], asc);
+	assert_int_equal(r.r.sense[13], ascq);
+	simhost_result_free(&r);
+}
+
+static struct simhost_result run_on(struct simhost *h, int lun, const uint8_t *cdb, size_t len,
+				    size_t in_len)
+{
+	uint64_t tag;
+	assert_int_equal(simhost_submit(h, lun, cdb, len, NULL, 0, in_len, &tag), 0);
+	struct simhost_result r;
+	assert_int_equal(simhost_reap(h, &r, 1, 60000), 1);
+	return r;
+}
+
+/* The takeover of a standby gateway's pool (simhost_takeover, as `vaaictl pool
+ * takeover`): the LUN whose volume is the same serves, active/optimized; the LUN
+ * whose volume the owner replaced meanwhile is lost: unavailable (02h/04h/0Ch,
+ * SPC-4 5.16.2.4.5) after one 06h/2Ah/06h, its identity still answered, while the
+ * view it was attached from is closed (it points at no volume: under ASan, a LUN
+ * still pointing into the closed view is a use-after-free at its next command). */
+static void test_takeover_moves_luns(void **state)
+{
+	(void)state;
+	char spec[64], err[512];
+	snprintf(spec, sizeof(spec), "rbd:rbd/alua-move-%d", (int)getpid());
+	vblk_rbd_remove(spec, NULL);
+	struct vpool_params prm = {.extent_size = 1u << 20};
+	struct simhost *a, *b;
+	assert_int_equal(simhost_create_pool_ex(spec, 64u << 20, &prm, false, SIMHOST_IO_URING, 1, &a,
+						err, sizeof(err)), 0);
+	assert_int_equal(simhost_volume_create(a, "v", 16u << 20, 512), 0);
+	assert_int_equal(simhost_volume_create(a, "w", 16u << 20, 512), 0);
+	if (simhost_open_standby(spec, &b, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	const uint16_t peer = 1;
+	assert_int_equal(simhost_alua(b, 2, &peer, 1), 0);
+	assert_int_equal(simhost_attach(b, "v", 0), 0);
+	assert_int_equal(simhost_attach(b, "w", 1), 0);
+	uint8_t naa_w[16], naa_after[16];
+	assert_int_equal(simhost_lun_naa(b, 1, naa_w), 0);
+	/* the owner replaces w (a new volume of the same name: another NAA) */
+	assert_int_equal(simhost_volume_delete(a, "w"), 0);
+	assert_int_equal(simhost_volume_create(a, "w", 16u << 20, 512), 0);
+
+	int lost = -1;
+	assert_int_equal(simhost_takeover(b, &lost), 0);
+	assert_int_equal(lost, 1);
+	const uint8_t tur[6] = {0};
+	const uint8_t rd[10] = {0x28, 0, 0, 0, 0, 0, 0, 0, 8, 0};
+	expect_sense(run_on(b, 0, tur, 6, 0), SK_UNIT_ATTENTION, 0x2A, 0x06);
+	struct simhost_result r = run_on(b, 0, rd, 10, 4096);
+	assert_int_equal(r.r.status, 0); /* served here now */
+	simhost_result_free(&r);
+	expect_sense(run_on(b, 1, tur, 6, 0), SK_UNIT_ATTENTION, 0x2A, 0x06);
+	expect_sense(run_on(b, 1, tur, 6, 0), SK_NOT_READY, 0x04, 0x0C);
+	expect_sense(run_on(b, 1, rd, 10, 4096), SK_NOT_READY, 0x04, 0x0C);
+	const uint8_t inq[6] = {0x12, 0, 0, 0, 96, 0};
+	r = run_on(b, 1, inq, 6, 96);
+	assert_int_equal(r.r.status, 0);
+	simhost_result_free(&r);
+	assert_int_equal(simhost_lun_naa(b, 1, naa_after), 0);
+	assert_memory_equal(naa_w, naa_after, 16); /* the LUN keeps what it exported */
+
+	assert_int_equal(simhost_close(b), 0);
+	simhost_close(a); /* fenced by the takeover */
+	vblk_rbd_remove(spec, NULL);
+}
+
 int main(void)
 {
 	/* a write to a peer that is gone (a holder child, a socket) fails with
@@ -133,6 +206,7 @@ int main(void)
 		fprintf(stderr, "test_alua_identity: CEPH_CONF is not set (run through ctest)\n");
 		return 1;
 	}
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_identity)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_identity),
+					   cmocka_unit_test(test_takeover_moves_luns)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,7 @@
 #include <rbd/librbd.h>
 
 #include "vaaid/daemon.h"
+#include "vaaid/pool_watch.h"
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
 #include "vaaid/rbd_owner.h"
@@ -203,11 +204,28 @@ static void test_configured_pool(void **state)
 	assert_non_null(strstr(err, "--force"));
 	assert_int_equal(vd_pool_create(ps, r, "cp3", "rbd:rbd", 128 * MIB, 0, false, err, sizeof(err)),
 			 -EINVAL);
-	/* the second daemon takes the pool over: the first is fenced (its writes and
-	 * reads fail from now on), the second serves the acknowledged data */
+	/* the pool watch's look (vd_devices_watch, no LUNs needed): both pools here
+	 * still hold their locks, nothing is marked */
+	struct vd_env env = {.r = r, .pools = ps, .conf = &c};
+	struct vd_devices *ds;
+	assert_int_equal(vd_devices_new(&env, &ds), 0);
+	vd_devices_watch(ds);
+	assert_false(vpool_fenced(ps->p[0].pool));
+	assert_false(vpool_fenced(ps->p[1].pool));
+	/* the second daemon takes the pool over: the first, idle, learns it from the
+	 * pool watch's lock check before any I/O of its own meets the fence (its store
+	 * sent nothing meanwhile); `vaaictl status` shows vpool_fenced as "fenced" */
 	assert_int_equal(vd_pool_takeover(ps2, r, "cp", err, sizeof(err)), 0);
 	assert_false(ps2->p[0].standby);
 	assert_non_null(ps2->p[0].pool);
+	struct vblk_stats before = ps->p[0].dev->stats;
+	vd_devices_watch(ds);
+	assert_true(vpool_fenced(ps->p[0].pool));
+	assert_false(vpool_fenced(ps->p[1].pool)); /* the other pool is still this gateway's */
+	assert_int_equal(ps->p[0].dev->stats.read_ops, before.read_ops);
+	assert_int_equal(ps->p[0].dev->stats.write_ops, before.write_ops);
+	vd_devices_free(ds);
+	/* its writes and reads fail from now on, the second serves the acknowledged data */
 	assert_true(io(r, v, true, buf, 5 * MIB, 4096) < 0);
 	assert_true(vpool_fenced(ps->p[0].pool));
 	assert_true(io(r, v, false, back, 40 * MIB, 4096) < 0); /* never written: not from memory */
@@ -299,13 +317,38 @@ static void test_standby_view(void **state)
 	assert_null(vpool_volume_find(ps2->p[0].view, "new"));
 	assert_int_equal(vd_pool_view_refresh(ps2, &ps2->p[0], r, &old, &old_dev), 0);
 	assert_non_null(old);
+	/* the old view's close (librbd's close, the connection's shutdown) runs off the
+	 * reactor: the reactor runs meanwhile (a callback deferred before it has run
+	 * when it returns; with the close on the reactor's thread it would not have) */
+	struct done ran = {0};
+	struct vio_op op;
+	vio_op_init(&op, on_done, &ran);
+	vreactor_defer(r, &op, 0);
 	vd_pool_view_close_old(old, old_dev);
+	assert_true(ran.done);
 	assert_non_null(vpool_volume_find(ps2->p[0].view, "new"));
+	/* with the view open, the owner's group is read through it (the pool watch's
+	 * look, vd_store_watch, does the same every period) */
+	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0], r), 7);
+	uint16_t owner = 7;
+	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &owner), VD_WATCH_NONE);
+	assert_int_equal(owner, 7);
 	/* the owner was not disturbed */
 	uint8_t *buf = vblk_alloc_buf(MIB);
 	memset(buf, 7, MIB);
 	assert_int_equal(io(r, v, true, buf, 0, MIB), 0);
 	assert_false(vpool_fenced(ps->p[0].pool));
+	/* a third gateway (group 9) takes the pool over: the standby one's look finds
+	 * the new owner group in the record, through the same view */
+	struct vd_pools *ps3 = calloc(1, sizeof(*ps3));
+	c.alua.group = 9;
+	assert_int_equal(vd_pools_open(ps3, &c, r, err, sizeof(err)), 0);
+	assert_int_equal(vd_pool_takeover(ps3, r, "cp", err, sizeof(err)), 0);
+	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &owner), VD_WATCH_OWNER);
+	assert_int_equal(owner, 9);
+	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &owner), VD_WATCH_NONE);
+	vd_pools_close(ps3);
+	free(ps3);
 	free(buf);
 	vd_pools_close(ps2); /* and its view */
 	vd_pools_close(ps);
@@ -585,6 +628,59 @@ static void test_sweep_at_open(void **state)
 	vreactor_destroy(r);
 }
 
+/* Another client takes the image's lock without blocklisting this one (a lock break
+ * with rbd_blocklist_on_break_lock off: vaaid never does it, an admin's tool could):
+ * this gateway's writes would still reach the OSDs, yet it is no longer the writer.
+ * The pool watch's lock check finds the other holder and marks the pool fenced
+ * (the lock's owner is not this client's address), so nothing more is acknowledged;
+ * before the break it marks nothing. */
+static void test_lock_taken_without_blocklist(void **state)
+{
+	(void)state;
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(256, &r), 0);
+	struct vd_config c;
+	conf_with(&c, img_a);
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	char err[1200] = "";
+	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
+	struct vd_env env = {.r = r, .pools = ps, .conf = &c};
+	struct vd_devices *ds;
+	assert_int_equal(vd_devices_new(&env, &ds), 0);
+	vd_devices_watch(ds);
+	assert_false(vpool_fenced(ps->p[0].pool));
+
+	rados_t cl;
+	rados_ioctx_t io;
+	rbd_image_t im;
+	assert_int_equal(rados_create(&cl, NULL), 0);
+	assert_int_equal(rados_conf_read_file(cl, getenv("CEPH_CONF")), 0);
+	assert_int_equal(rados_conf_set(cl, "rbd_blocklist_on_break_lock", "false"), 0);
+	assert_int_equal(rados_connect(cl), 0);
+	assert_int_equal(rados_ioctx_create(cl, "rbd", &io), 0);
+	assert_int_equal(rbd_open(io, img_a + strlen("rbd:rbd/"), &im, NULL), 0);
+	rbd_lock_mode_t mode;
+	char *owners[4];
+	size_t n = 4;
+	assert_int_equal(rbd_lock_get_owners(im, &mode, owners, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(rbd_lock_break(im, RBD_LOCK_MODE_EXCLUSIVE, owners[0]), 0);
+	rbd_lock_get_owners_cleanup(owners, n);
+	assert_int_equal(rbd_lock_acquire(im, RBD_LOCK_MODE_EXCLUSIVE), 0);
+
+	struct vblk_stats before = ps->p[0].dev->stats;
+	vd_devices_watch(ds);
+	assert_true(vpool_fenced(ps->p[0].pool));
+	assert_int_equal(ps->p[0].dev->stats.write_ops, before.write_ops);
+	vd_devices_free(ds);
+	rbd_close(im); /* releases the lock */
+	rados_ioctx_destroy(io);
+	rados_shutdown(cl);
+	vd_pools_close(ps); /* fenced: no checkpoint */
+	free(ps);
+	vreactor_destroy(r);
+}
+
 int main(int argc, char **argv)
 {
 	/* a write to a peer that is gone (a holder child, a socket) fails with
@@ -603,6 +699,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_restart_after_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dead_foreign_holder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_at_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_taken_without_blocklist, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,7 +90,13 @@ static void unmap_ranges(struct cdb_model *m, const uint8_t *out, size_t out_len
 		n = (out_len - 8) / 16;
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *d = out + 8 + 16 * i;
-		set_range(m, scsi_get_be64(d), scsi_get_be32(d + 8), s, NULL, 0);
+		uint64_t lba = scsi_get_be64(d), cnt = scsi_get_be32(d + 8);
+		/* a GOOD UNMAP leaves a block either zero or as it was: an UNKNOWN block
+		 * stays UNKNOWN (what it was is not known: a raced write's bytes, say;
+		 * making it ZERO_OR_KNOWN would take the model's stale bytes for known) */
+		for (uint64_t b = 0; b < cnt && lba < m->nblk && lba + b < m->nblk; b++)
+			if (!(s == CM_ZERO_OR_KNOWN && m->state[lba + b] == CM_UNKNOWN))
+				set_range(m, lba + b, 1, s, NULL, 0);
 	}
 }
 

@@ -5,13 +5,14 @@
  * line of the file, or, for the rules over the whole file (a pool without a
  * path, two pools on one path), "FILE: pool ..." naming the pool, or
  * "FILE: [alua] ..." (peers without a group, or naming the group itself), or
+ * "FILE: [tcmu] ..." (leave naming the daemon's own handler), or
  * "FILE: larger than 1 MiB"; an accepted one leaves pool names vaaid takes and that
  * are safe (fz_name_safe); vd_config_finish frees it all (the leak checker
  * sees the rest).
  * Seeds: the commented default configuration the package ships
  * (tools/dist/vaaid.conf, uncommented), small files of each section, pool
  * names that must be refused (.., a leading .), the whole-file rules, [alua]
- * group/peers good and bad, and
+ * group/peers good and bad, [tcmu] handler/leave good and bad, and
  * lines longer than inih reads whole (a comment, a setting).
  */
 #include <stdio.h>
@@ -39,8 +40,8 @@ static void check_where(const char *err, const char *path, const uint8_t *data, 
 	const char *at = err + pl + 1;
 	if (!strncmp(at, " pool '", 7) || !strncmp(at, " pools '", 8))
 		return; /* a rule over the whole file, naming the pool */
-	if (!strncmp(at, " [alua] ", 8))
-		return; /* a rule over the whole [alua] section (its keys in any order) */
+	if (!strncmp(at, " [alua] ", 8) || !strncmp(at, " [tcmu] ", 8))
+		return; /* a rule over a whole section (its keys in any order) */
 	if (size >= (1u << 20) && !strcmp(at, " larger than 1 MiB"))
 		return;
 	char *end;
@@ -95,6 +96,10 @@ int fuzz_make_seeds(const char *dir)
 		{"alua-no-group", "[alua]\npeers = 2\n"},
 		{"alua-own-group", "[alua]\ngroup = 2\npeers = 1,2\n"},
 		{"alua-bad", "[alua]\ngroup = 65536\npeers = 2,,2\n"},
+		{"tcmu", "[tcmu]\nhandler = vaaib\nleave = vaai, other_1\n"},
+		{"tcmu-leave-first", "[tcmu]\nleave = vaai\nhandler = vaaib\n"},
+		{"tcmu-leave-own", "[tcmu]\nleave = vaai\n"},
+		{"tcmu-bad", "[tcmu]\nhandler = va-ai\nleave = a,,a,b,c,d,e\n"},
 		/* lines longer than inih reads whole (198 bytes): a comment, a setting */
 		{"long-comment", "[daemon]\n# ----------------------------------------------------------"
 				 "----------------------------------------------------------------"

@@ -74,6 +74,9 @@ static void test_every_key(void **state)
 			      "[alua]\n"
 			      "group = 65535\n"
 			      "peers = 1, 2 ,300\n"
+			      "[tcmu]\n"
+			      "leave = vaai , other_2\n"
+			      "handler = vaaib\n"
 			      "[ceph]\n"
 			      "conf = /etc/ceph/site.conf\n"
 			      "client_id = vaaid.gw1\n"
@@ -89,6 +92,15 @@ static void test_every_key(void **state)
 	assert_int_equal(c.alua.peers[0], 1);
 	assert_int_equal(c.alua.peers[1], 2);
 	assert_int_equal(c.alua.peers[2], 300);
+	assert_string_equal(c.tcmu.handler, "vaaib");
+	assert_int_equal(c.tcmu.n_leave, 2);
+	assert_string_equal(c.tcmu.leave[0], "vaai");
+	assert_string_equal(c.tcmu.leave[1], "other_2");
+	assert_int_equal(vd_handler_claim(&c.tcmu, "vaaib"), VD_HANDLER_SERVE);
+	assert_int_equal(vd_handler_claim(&c.tcmu, "vaai"), VD_HANDLER_LEAVE);
+	assert_int_equal(vd_handler_claim(&c.tcmu, "other_2"), VD_HANDLER_LEAVE);
+	assert_int_equal(vd_handler_claim(&c.tcmu, "other"), VD_HANDLER_REFUSE);
+	assert_int_equal(vd_handler_claim(&c.tcmu, "vaaibb"), VD_HANDLER_REFUSE);
 	assert_string_equal(c.ceph.client_id, "vaaid.gw1");
 	assert_string_equal(c.ceph.keyring, "/etc/ceph/ceph.client.vaaid.keyring");
 	assert_string_equal(c.state_dir, "/srv/vaaid");
@@ -114,6 +126,10 @@ static void test_every_key(void **state)
 	assert_int_equal(load("[daemon]\ngroup_flush = on\n", &c, err, sizeof(err)), 0);
 	assert_int_equal(c.group_flush, VD_GROUP_ON);
 	assert_int_equal(load("", &c, err, sizeof(err)), 0); /* an empty file: the defaults */
+	assert_string_equal(c.tcmu.handler, "vaai"); /* user:vaai, nothing left to others */
+	assert_int_equal(c.tcmu.n_leave, 0);
+	assert_int_equal(vd_handler_claim(&c.tcmu, "vaai"), VD_HANDLER_SERVE);
+	assert_int_equal(vd_handler_claim(&c.tcmu, "vaaib"), VD_HANDLER_REFUSE);
 	assert_int_equal(c.whole_granule_writes, VD_WHOLE_AUTO);
 	assert_int_equal(c.group_flush, VD_GROUP_AUTO);
 }
@@ -185,6 +201,23 @@ static void test_bad_files(void **state)
 	refused("[alua]\nport = 1\n", 2, "unknown key 'port' in [alua]");
 	refused("[alua]\npeers = 2\n", 0, "[alua] peers without group");
 	refused("[alua]\ngroup = 2\npeers = 1, 2\n", 0, "[alua] peers name this gateway's own group 2");
+	refused("[tcmu]\nhandler = \n", 2, "[tcmu] handler '' is not a handler name");
+	refused("[tcmu]\nhandler = va-ai\n", 2, "[tcmu] handler 'va-ai' is not a handler name");
+	refused("[tcmu]\nhandler = v.a\n", 2, "is not a handler name");
+	refused("[tcmu]\nhandler = vaai/x\n", 2, "is not a handler name");
+	refused("[tcmu]\nhandler = HandlerManager1\n", 2, "the D-Bus handler manager's name");
+	refused("[tcmu]\nhandler = aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", 2, "at most 32"); /* 33 */
+	refused("[tcmu]\nleave = \n", 2, "[tcmu] leave '' is not a list of distinct handler names");
+	refused("[tcmu]\nleave = a,,b\n", 2, "[tcmu] leave 'a,,b' is not a list");
+	refused("[tcmu]\nleave = a,a\n", 2, "is not a list of distinct");
+	refused("[tcmu]\nleave = a,\n", 2, "is not a list");
+	refused("[tcmu]\nleave = a b\n", 2, "is not a list");
+	refused("[tcmu]\nleave = a-b\n", 2, "is not a list");
+	refused("[tcmu]\nleave = a,b,c,d,e\n", 2, "at most 4");
+	refused("[tcmu]\nserve = a\n", 2, "unknown key 'serve' in [tcmu]");
+	refused("[tcmu]\nleave = vaai\n", 0, "[tcmu] leave names this daemon's own handler vaai");
+	refused("[tcmu]\nleave = x, vaaib\nhandler = vaaib\n", 0,
+		"[tcmu] leave names this daemon's own handler vaaib");
 	refused("[pool p]\nsize = 1G\n", 0, "pool 'p' has no path");
 	refused("[pool a]\npath = /srv/x.pool\n[pool b]\npath = /srv/x.pool\n", 0,
 		"pools 'a' and 'b' have the same path /srv/x.pool");
@@ -225,7 +258,7 @@ static void test_shipped_file(void **state)
 	char text[16384] = "", line[512];
 	static const char *const keys[] = {"state_dir", "control_socket", "log_level",
 		"soft_threshold", "default_pool_size", "xcopy_scope", "whole_granule_writes",
-		"group_flush", "path", "size", "extent", "listen", "group", "peers"};
+		"group_flush", "path", "size", "extent", "listen", "group", "peers", "handler", "leave"};
 	bool seen[sizeof(keys) / sizeof(keys[0])] = {false};
 	while (fgets(line, sizeof(line), f)) {
 		const char *l = line;
@@ -272,6 +305,14 @@ static void test_shipped_file(void **state)
 	assert_int_equal(c.alua.n_peers, 1);
 	assert_int_equal(c.alua.peers[0], 2);
 	memset(&c.alua, 0, sizeof(c.alua));
+	/* the example's [tcmu]: the default handler, nothing left by default */
+	assert_string_equal(d.tcmu.handler, "vaai");
+	assert_int_equal(d.tcmu.n_leave, 0);
+	assert_string_equal(c.tcmu.handler, "vaai");
+	assert_int_equal(c.tcmu.n_leave, 1);
+	assert_string_equal(c.tcmu.leave[0], "vaaib");
+	memset(&c.tcmu.leave, 0, sizeof(c.tcmu.leave));
+	c.tcmu.n_leave = 0;
 	assert_memory_equal(&c, &d, sizeof(c)); /* nothing else differs */
 }
 

@@ -140,6 +140,8 @@ static void identity_and_rtpg(void **state)
 	struct simhost *h = setup("alua1", path, sizeof(path), 1);
 	const uint16_t peers[] = {3, 1};
 	assert_int_equal(simhost_alua(h, 2, peers, 2), 0);
+	/* a file pool standing in for a shared (RBD) one: the peers are reported */
+	assert_int_equal(simhost_alua_shared(h, true), 0);
 	attach_all(h, 1);
 
 	struct simhost_result r = cmd_on(h, 0, INQ, 6, 96);
@@ -253,6 +255,8 @@ static void states_and_senses(void **state)
 	struct simhost *h = setup("alua2", path, sizeof(path), 2);
 	const uint16_t peers[] = {1, 3};
 	assert_int_equal(simhost_alua(h, 2, peers, 2), 0);
+	/* a file pool standing in for a shared (RBD) one: the peers are reported */
+	assert_int_equal(simhost_alua_shared(h, true), 0);
 	attach_all(h, 2);
 	uint8_t rtpg[12];
 	rtpg_cdb(rtpg, 0, 256);
@@ -308,6 +312,8 @@ static void single_peer_is_owner(void **state)
 	struct simhost *h = setup("alua3", path, sizeof(path), 1);
 	const uint16_t peers[] = {7};
 	assert_int_equal(simhost_alua(h, 9, peers, 1), 0);
+	/* a file pool standing in for a shared (RBD) one: the peers are reported */
+	assert_int_equal(simhost_alua_shared(h, true), 0);
 	attach_all(h, 1);
 	assert_int_equal(simhost_alua_states(h, SCSI_ALUA_STANDBY, 0), 0);
 	expect_state_changed_ua(h, 1);
@@ -324,6 +330,34 @@ static void single_peer_is_owner(void **state)
 	simhost_remove_pool(path);
 }
 
+/* A file pool's LUN (no other gateway can reach its pool) with [alua] and peers
+ * configured: REPORT TARGET PORT GROUPS names this gateway's group only,
+ * active/optimized (SPC-4 6.36: the groups of the logical unit; no peer group
+ * leads to it), and the LUN serves. */
+static void file_pool_reports_only_its_group(void **state)
+{
+	(void)state;
+	char path[256];
+	struct simhost *h = setup("alua4", path, sizeof(path), 1);
+	const uint16_t peers[] = {1, 3};
+	assert_int_equal(simhost_alua(h, 2, peers, 2), 0);
+	attach_all(h, 1);
+	uint8_t cdb[12];
+	rtpg_cdb(cdb, 0, 256);
+	struct simhost_result r = cmd_on(h, 0, cdb, 12, 256);
+	assert_int_equal(r.r.status, 0);
+	assert_int_equal(scsi_get_be32(r.r.data_in), 12); /* one descriptor */
+	assert_int_equal(r.r.data_in_len, 16);
+	expect_group(r.r.data_in + 4, SCSI_ALUA_ACTIVE_OPTIMIZED, 2, 0);
+	simhost_result_free(&r);
+	r = cmd_on(h, 0, INQ, 6, 96);
+	assert_int_equal(r.r.data_in[5] & 0x30, 0x10); /* still TPGS 01b: the gateway has [alua] */
+	simhost_result_free(&r);
+	expect_good(cmd_on(h, 0, READ10, 10, 4096));
+	assert_int_equal(simhost_close(h), 0);
+	simhost_remove_pool(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +365,7 @@ int main(void)
 		cmocka_unit_test(identity_and_rtpg),
 		cmocka_unit_test(states_and_senses),
 		cmocka_unit_test(single_peer_is_owner),
+		cmocka_unit_test(file_pool_reports_only_its_group),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

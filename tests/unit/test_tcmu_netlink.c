@@ -97,6 +97,14 @@ static void test_added_removed(void **state)
 	assert_int_equal(r.cmd, TCMU_CMD_REMOVED_DEVICE_DONE);
 	assert_int_equal(r.status, -ENOENT);
 	assert_int_equal(r.device_id, 77);
+
+	/* another daemon's device (TCMU_NL_NO_REPLY): no reply at all */
+	s.result = TCMU_NL_NO_REPLY;
+	s.calls = 0;
+	m = msg_new(TCMU_CMD_ADDED_DEVICE);
+	put_device(m, "tcm-user/1/ds2/vaaib/default/ds2", 4, 78);
+	assert_int_equal(handle(&s, m, &r), 0);
+	assert_int_equal(s.calls, 1);
 }
 
 static void test_reconfig_attributes(void **state)

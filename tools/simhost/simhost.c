@@ -17,6 +17,7 @@
 #include "simhost.h"
 #include "vaaid/lun.h"
 #include "vaaid/lun_policy.h"
+#include "vaaid/pool_watch.h"
 #include "vaaid/tcmu_dev.h"
 #include "vblk_killpoint.h"
 
@@ -68,6 +69,12 @@ struct simhost {
 	uint16_t alua_group;
 	unsigned alua_n_peers;
 	uint16_t alua_peers[SCSI_ALUA_MAX_PEERS];
+	int alua_shared;   /* simhost_alua_shared: 1 / 0, -1: as the store (RBD: shared) */
+	/* simhost_pool_watch: the daemon's pool watch (vaaid/pool_watch.h) on the engine
+	 * thread; watch_owner: the standby pool's owner group known so far */
+	struct vd_pool_watch watch;
+	bool watching;
+	uint16_t watch_owner;
 	struct vd_views *views; /* the visibility groups as co-visibility facts (update_views) */
 	bool bench_skip_reserve; /* io=uring: simhost_bench_skip_reserve (benchmarks only) */
 	int group_flush;         /* io=uring: simhost_group_flush; -1 = vblk_uring's default */
@@ -88,6 +95,13 @@ struct simhost {
 	bool run, quit;    /* the thread: run its loop / end */
 	int wake_fd;
 	struct vio_op wake_op;
+	/* simhost_engine_hook: fd polled by the reactor, fn called on the engine thread */
+	int hook_fd;
+	void (*hook_fn)(void *arg);
+	void *hook_arg;
+	struct vio_op hook_op;
+	bool hook_armed;          /* hook_op is pending in the current reactor */
+	atomic_bool hook_ready;   /* hook_fd became readable: call hook_fn */
 	uint64_t next_tag;
 	struct held *held; /* results reaped during reopen, delivered by the next reap */
 	struct dealloc_wait *abandoned_waits; /* simhost_deallocate: cut short by a crash */
@@ -105,6 +119,56 @@ static void wake_cb(void *arg, int res)
 	}
 	vio_op_init(&h->wake_op, wake_cb, h);
 	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+}
+
+static void hook_cb(void *arg, int res)
+{
+	struct simhost *h = arg;
+	(void)res;
+	h->hook_armed = false;
+	atomic_store(&h->hook_ready, true);
+}
+
+/* The hook's fd polled by the current reactor (once; again after each call). */
+static void hook_arm(struct simhost *h)
+{
+	if (h->hook_fn && !h->hook_armed && h->r) {
+		vio_op_init(&h->hook_op, hook_cb, h);
+		h->hook_armed = vreactor_poll_fd(h->r, h->hook_fd, &h->hook_op) == 0;
+	}
+}
+
+/* A new reactor: the engine's own wake-up and the hook polled by it. 0 or -errno. */
+static int arm_reactor(struct simhost *h)
+{
+	vio_op_init(&h->wake_op, wake_cb, h);
+	int rc = vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	h->hook_armed = false; /* the old reactor's poll went with it */
+	hook_arm(h);
+	return rc;
+}
+
+/* Between two reactor turns on the engine thread, as vaaid's main loop serves its fds. */
+static void hook_service(struct simhost *h)
+{
+	if (!atomic_exchange(&h->hook_ready, false))
+		return;
+	h->hook_fn(h->hook_arg);
+	hook_arm(h);
+}
+
+/* The daemon's pool watch (src/daemon/devices.c vd_devices_watch), on the
+ * engine thread between two reactor iterations: one look per period at the
+ * store (its lock, or the standby view's owner record), applied to every LUN. */
+static void host_watch(struct simhost *h)
+{
+	if (vd_pool_watch_due(&h->watch)) {
+		enum vd_watch_event ev = vd_store_watch(h->dev, h->standby, &h->watch_owner);
+		for (int i = 0; ev != VD_WATCH_NONE && i < SIMHOST_MAX_LUNS; i++)
+			if (h->luns[i].used && h->luns[i].dev)
+				vd_lun_watch_apply(&h->luns[i].lun, ev, h->watch_owner);
+	}
+	vd_pool_watch_arm(&h->watch, h->r);
 }
 
 /*
@@ -138,6 +202,9 @@ static void *engine_main(void *arg)
 		while (!atomic_load(&h->stop)) {
 			if (vreactor_run_once(h->r, -1) < 0)
 				break;
+			if (h->watching)
+				host_watch(h);
+			hook_service(h);
 		}
 		pthread_mutex_lock(&h->mu);
 		h->run = false;
@@ -297,8 +364,7 @@ static int open_dev(struct simhost *h, uint64_t create_size, uint64_t jsize, cha
 		snprintf(err, errlen, "io_uring setup failed: %s", strerror(-rc));
 		return rc;
 	}
-	vio_op_init(&h->wake_op, wake_cb, h);
-	rc = vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	rc = arm_reactor(h);
 	if (rc < 0)
 		return rc;
 	rc = open_store(h, h->path, create_size, &h->dev);
@@ -346,6 +412,7 @@ static struct simhost *host_new(const char *path, enum simhost_io io, uint64_t s
 	h->seed = seed;
 	h->whole_granules = -1;
 	h->group_flush = -1;
+	h->alua_shared = -1;
 	h->xcopy_scope = VD_XCOPY_COVISIBLE; /* the daemon's default */
 	h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	pthread_condattr_t ca;
@@ -412,6 +479,7 @@ static void abandon_engine(struct simhost *h)
 {
 	vreactor_destroy(h->r);
 	h->r = NULL;
+	h->watch.armed = h->watch.due = false; /* its timer died with the ring */
 	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
 		lun_teardown(&h->luns[i], true);
 	if (h->pool)
@@ -621,9 +689,16 @@ static int lun_bringup(struct simhost *h, int n)
 			      h->threshold_pct);
 	l->lun.xcopy_peer = sim_xcopy_peer;
 	l->lun.peer_arg = h;
-	if (h->alua_group) /* as the daemon's vd_device_add with [alua] */
-		scsi_alua_configure(&l->lun, h->alua_group, h->alua_peers, h->alua_n_peers,
-				    h->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
+	/* as the daemon's vd_device_add with [alua]: a standby LUN takes the owner's
+	 * group from the image's owner record (through the view) */
+	unsigned owner;
+	if (h->alua_group && h->standby && vblk_rbd_owner_group(h->dev, &owner) == 0 &&
+	    owner <= UINT16_MAX)
+		h->watch_owner = (uint16_t)owner;
+	vd_backstore_alua(&l->lun, h->alua_group, h->alua_peers, h->alua_n_peers,
+			  h->alua_shared >= 0 ? h->alua_shared == 1 : vblk_rbd_spec(h->path),
+			  h->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED,
+			  h->standby ? h->watch_owner : 0);
 	rc = tcmu_dev_create(h->r, l->map, l->map_size, simk_irq_fd(l->k), simk_doorbell_fd(l->k),
 			     &l->lun, &l->dev);
 	return rc < 0 ? rc : update_views(h);
@@ -792,6 +867,48 @@ int simhost_alua(struct simhost *h, uint16_t group, const uint16_t *peers, unsig
 	return 0;
 }
 
+int simhost_takeover(struct simhost *h, int *lost)
+{
+	*lost = 0;
+	if (!h->standby)
+		return -EINVAL;
+	engine_stop(h);
+	struct vblk *dev;
+	struct vpool *pool;
+	struct vpool_open_report rep = {0};
+	int rc = vblk_rbd_takeover(h->r, h->path, NULL, &dev);
+	if (rc == 0 && (rc = vpool_open_stores(dev, NULL, 0, &pool, &rep)) < 0)
+		vblk_close_live(dev);
+	if (rc < 0)
+		return engine_resume(h, rc);
+	/* as the daemon's vd_devices_pool_served: each LUN moves to the pool's volume
+	 * or is lost (no volume); then nothing points into the view: closed */
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && h->luns[i].dev &&
+		    vd_lun_pool_served(&h->luns[i].lun, pool, h->luns[i].vol) < 0)
+			++*lost;
+	vpool_close(h->pool);
+	vblk_close_live(h->dev);
+	h->pool = pool;
+	h->dev = dev;
+	h->standby = false;
+	return engine_start(h);
+}
+
+int simhost_alua_shared(struct simhost *h, bool shared)
+{
+	h->alua_shared = shared;
+	return 0;
+}
+
+int simhost_pool_watch(struct simhost *h)
+{
+	engine_stop(h);
+	h->watching = true;
+	vd_pool_watch_arm(&h->watch, h->r);
+	return engine_start(h);
+}
+
 int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner)
 {
 	engine_stop(h);
@@ -816,6 +933,37 @@ int simhost_lun_diag(struct simhost *h, int lun, struct tcmu_dev_diag *out)
 	engine_stop(h); /* the device's state is the engine thread's */
 	tcmu_dev_get_diag(h->luns[lun].dev, out);
 	return engine_start(h);
+}
+
+int simhost_engine_hook(struct simhost *h, int fd, void (*fn)(void *arg), void *arg)
+{
+	if (!fn)
+		return -EINVAL;
+	if (h->hook_fn)
+		return -EBUSY;
+	engine_stop(h);
+	h->hook_fd = fd;
+	h->hook_fn = fn;
+	h->hook_arg = arg;
+	hook_arm(h);
+	return engine_start(h);
+}
+
+int simhost_engine_lun(const struct simhost *h, int lun, struct vaai_lun_stats *st,
+		       uint8_t naa[16], const char **volume)
+{
+	if (lun < 0 || lun >= SIMHOST_MAX_LUNS || !h->luns[lun].used || !h->luns[lun].dev)
+		return -ENODEV;
+	*st = h->luns[lun].lun.stats;
+	memcpy(naa, h->luns[lun].lun.info.naa, 16);
+	*volume = h->luns[lun].vol;
+	return 0;
+}
+
+void simhost_engine_pool(const struct simhost *h, struct vpool_stats *st, uint64_t *soft_threshold)
+{
+	vpool_get_stats(h->pool, st);
+	*soft_threshold = vaaid_soft_threshold_bytes(h->pool, h->threshold_pct); /* 0: none */
 }
 
 /* ---- commands */
@@ -1023,8 +1171,7 @@ static int kill_and_take_over(struct simhost *h)
 		vblk_close(old);
 		return rc;
 	}
-	vio_op_init(&h->wake_op, wake_cb, h);
-	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	arm_reactor(h);
 	struct vblk *in = NULL;
 	rc = vblk_rbd_takeover(h->r, h->path, NULL, &in);
 	uint64_t t1 = vclock_ns();
@@ -1083,8 +1230,7 @@ int simhost_crash(struct simhost *h)
 	int rc = vreactor_create(256, &h->r);
 	if (rc < 0)
 		return rc;
-	vio_op_init(&h->wake_op, wake_cb, h);
-	vreactor_poll_fd(h->r, h->wake_fd, &h->wake_op);
+	arm_reactor(h);
 	vblk_crashsim_power_on(h->dev, h->r);
 	memset(&h->last_recovery, 0, sizeof(h->last_recovery));
 	rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, &h->last_recovery);

@@ -109,6 +109,22 @@ int simhost_set_xcopy_scope(struct simhost *h, int scope);
  * or peers without a group.
  */
 int simhost_alua(struct simhost *h, uint16_t group, const uint16_t *peers, unsigned n_peers);
+/* A standby host (simhost_open_standby) takes its pool over, as the daemon's `vaaictl
+ * pool takeover` (vd_pool_takeover, vd_devices_pool_served): the image's lock broken
+ * and its holder blocklisted, the pool recovered, each LUN moved to the pool's volume
+ * of its name and active/optimized, or lost (*lost counts them: the volume was
+ * deleted or replaced meanwhile) and unavailable; the view closed. */
+int simhost_takeover(struct simhost *h, int *lost);
+/* Does the pool count as one other gateways serve too (the peers reported, as for
+ * an RBD pool) or as this gateway's alone (a file pool: only the local group,
+ * active/optimized; vd_backstore_alua)? Default: as its store, an RBD image shared.
+ * For LUNs attached from now on. */
+int simhost_alua_shared(struct simhost *h, bool shared);
+/* Run the daemon's pool watch (vaaid/pool_watch.h) on the engine thread: every
+ * VD_POOL_WATCH_PERIOD_NS the RBD store's lock (lost: the LUNs go to the fenced
+ * state) or, standby, the owner record's group (changed: the LUNs' peer states
+ * follow), looked at off the reactor. Off until called. */
+int simhost_pool_watch(struct simhost *h);
 /* What the daemon does when a pool's ownership changes (vd_devices_alua):
  * scsi_alua_set_states(local, owner) on every attached LUN with ALUA. */
 int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner);
@@ -117,6 +133,25 @@ int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
 /* The ring state of an attached LUN's device (tcmu_dev_get_diag); -ENODEV if not attached. */
 struct tcmu_dev_diag;
 int simhost_lun_diag(struct simhost *h, int lun, struct tcmu_dev_diag *out);
+
+/*
+ * A daemon-style service on the engine thread (benchmarks: vaai-bench scrape
+ * serves vaaid's metrics endpoint this way): fd is polled by the reactor, and
+ * once it is readable fn(arg) is called on the engine thread between two
+ * reactor turns, as vaaid's main loop calls its services (src/daemon/main.c),
+ * then fd is polled again (also after a reopen or crash). While the engine is
+ * stopped (control operations) the call waits. One hook per host, for its
+ * whole life (-EBUSY for a second); fd must stay open until simhost_close.
+ */
+int simhost_engine_hook(struct simhost *h, int fd, void (*fn)(void *arg), void *arg);
+/* Only on the engine thread (a hook's fn): LUN lun's counters, NAA and volume name
+ * (valid while the LUN stays attached); -ENODEV if not attached. */
+struct vaai_lun_stats;
+int simhost_engine_lun(const struct simhost *h, int lun, struct vaai_lun_stats *st,
+		       uint8_t naa[16], const char **volume);
+/* Only on the engine thread: the pool's statistics and its soft threshold in bytes
+ * (vaaid_soft_threshold_bytes of simhost_set_threshold's percentage; 0: none). */
+void simhost_engine_pool(const struct simhost *h, struct vpool_stats *st, uint64_t *soft_threshold);
 
 /* Queue a command; -EAGAIN when the LUN's ring is full (reap first). tag identifies it. */
 int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len,

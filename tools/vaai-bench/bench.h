@@ -12,6 +12,8 @@
  *   xcopy.c     EXTENDED COPY vs host copy (scripts/bench/xcopy)
  *   mixed.c     a mixed load on two LUNs whose counters must equal the generator's
  *               own counts (scripts/bench/counters-exact); mixed_check.c compares
+ *   scrape.c    the metrics endpoint (vaaid's) scraped while every LUN is loaded
+ *               (scripts/bench/scrape-host)
  *   main.c      subcommand dispatch and the helpers below
  */
 #ifndef VAAI_BENCH_H
@@ -43,6 +45,7 @@ int bench_recovery_main(int argc, char **argv);
 int bench_xcopy_main(int argc, char **argv); /* xcopy.c: EXTENDED COPY vs host copy */
 int bench_vaai_main(int argc, char **argv); /* vaai.c: WRITE SAME / UNMAP / COMPARE AND WRITE */
 int bench_mixed_main(int argc, char **argv); /* mixed.c: counters exact under a mixed load */
+int bench_scrape_main(int argc, char **argv); /* scrape.c: scrape latency under load */
 /* Helpers run in a fresh process by the recovery benchmark. */
 int bench_recovery_helper(int argc, char **argv);
 

@@ -6,6 +6,7 @@
  *   vaai-bench vaai     [options]   (scripts/bench/vaai)
  *   vaai-bench xcopy    [options]   (scripts/bench/xcopy)
  *   vaai-bench mixed    [options]   (scripts/bench/counters-exact)
+ *   vaai-bench scrape   [options]   (scripts/bench/scrape-host)
  * Each prints its result lines on stdout and progress on stderr ("# ...").
  */
 #include <errno.h>
@@ -105,6 +106,9 @@ static void usage(void)
 		"       vaai-bench xcopy [options]   (EXTENDED COPY vs host copy: scripts/bench/xcopy)\n"
 		"       vaai-bench mixed [--runtime S] [--qd N] [--seed N] [--dir DIR] [--keep]\n"
 		"                         (counters exact under a mixed load: scripts/bench/counters-exact)\n"
+		"       vaai-bench scrape [--luns N] [--rounds N] [--k N] [--runtime S] [--gap S] [--qd N]\n"
+		"                         [--warmup S] [--area SIZE] [--dir DIR] [--dump FILE] [--keep]\n"
+		"                         (the metrics endpoint's scrape latency under load: scripts/bench/scrape-host)\n"
 		"(the options of each are in its script's header; see docs/performance.md)\n");
 }
 
@@ -124,6 +128,8 @@ int main(int argc, char **argv)
 		return bench_vaai_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "mixed"))
 		return bench_mixed_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "scrape"))
+		return bench_scrape_main(argc - 1, argv + 1);
 	if (argv[1][0] == '_')
 		return bench_recovery_helper(argc - 1, argv + 1);
 	usage();

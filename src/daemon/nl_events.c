@@ -1,0 +1,57 @@
+/*
+ * The TCMU netlink events of this daemon (vd_nl_ops, include/vaaid/daemon.h):
+ * ADDED / REMOVED / RECONFIG_DEVICE handed to the devices (src/daemon/devices.c).
+ *
+ * How this works: every daemon listening on the TCM-USER family receives every
+ * event (a multicast), and the kernel waits for the first *_DONE reply
+ * (target_core_user.c tcmu_wait_genl_cmd_reply, uninterruptibly). A host may run
+ * two vaaids, each with its own handler name ([tcmu] handler; docs/ceph.md "Two
+ * gateway identities on one host"): an event for a backstore of a handler named in
+ * [tcmu] leave is the other daemon's, and gets no reply at all here
+ * (TCMU_NL_NO_REPLY) -- neither served nor refused. Everything else goes to the
+ * devices, which serve the own handler's backstores and refuse any other (the
+ * reply carries the refusal, so that an unknown handler never hangs the writer).
+ */
+#include "vaaid/daemon.h"
+#include "vaaid/tcmu_nl.h"
+#include "vaaid/util.h"
+
+/* The event's device belongs to a handler this daemon leaves alone. */
+static bool left(const struct vd_nl_target *t, const struct tcmu_nl_event *ev)
+{
+	struct tcmu_uio_name un;
+	if (tcmu_parse_uio_name(ev->device, &un) < 0 ||
+	    vd_handler_claim(t->tcmu, un.subtype) != VD_HANDLER_LEAVE)
+		return false;
+	vlog_debug(un.dev, "%s is user:%s: another daemon's ([tcmu] leave), not answered", un.dev,
+		   un.subtype);
+	return true;
+}
+
+static int added(void *arg, const struct tcmu_nl_event *ev)
+{
+	const struct vd_nl_target *t = arg;
+	return left(t, ev) ? TCMU_NL_NO_REPLY : vd_device_add(t->devs, ev->device, ev->minor, false);
+}
+
+static int removed(void *arg, const struct tcmu_nl_event *ev)
+{
+	const struct vd_nl_target *t = arg;
+	return left(t, ev) ? TCMU_NL_NO_REPLY : vd_device_remove(t->devs, ev->device);
+}
+
+static int reconfig(void *arg, const struct tcmu_nl_event *ev)
+{
+	const struct vd_nl_target *t = arg;
+	if (left(t, ev))
+		return TCMU_NL_NO_REPLY;
+	int wc = ev->writecache;
+	return vd_device_reconfig(t->devs, ev->device, ev->has_cfg ? ev->cfg : NULL,
+				  ev->has_size ? &ev->size : NULL, ev->has_writecache ? &wc : NULL);
+}
+
+const struct tcmu_nl_ops vd_nl_ops = {
+	.added = added,
+	.removed = removed,
+	.reconfig = reconfig,
+};

@@ -1,0 +1,211 @@
+/*
+ * The pool watch (vaaid/pool_watch.h; docs/ceph.md "ALUA", "The pool watch")
+ * through the real ring code (simhost: ring, dispatch, handlers, the engine's
+ * reactor, the daemon's watch on the engine thread) on RBD pools of the test
+ * cluster. No command sent here reaches the pool (TEST UNIT READY and REPORT
+ * TARGET PORT GROUPS are answered by the engine), so what changes is found by the
+ * watch alone:
+ *  - an idle gateway taken over (lock broken, blocklisted) answers the fenced
+ *    state within the watch's period: ASYMMETRIC ACCESS STATE CHANGED
+ *    (06h/2Ah/06h, SPC-4 5.16.2) once, then NOT READY, LOGICAL UNIT NOT
+ *    ACCESSIBLE, TARGET PORT IN UNAVAILABLE STATE (02h/04h/0Ch, SPC-4
+ *    5.16.2.4.5), and RTPG shows its group unavailable; its store sent no I/O;
+ *  - a standby gateway follows the owner: a third gateway's takeover moves the
+ *    active/optimized group in its RTPG from the old owner's to the new one's,
+ *    with the unit attention; meanwhile data commands get the standby sense
+ *    (02h/04h/0Bh, SPC-4 5.16.2.4.4).
+ * Each wait is bounded (30 s, six periods); the time seen is printed.
+ */
+#include <signal.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "simhost.h"
+#include "vaaid/io.h"
+#include "vaaid/pool_watch.h"
+#include "vaaid/scsi.h"
+
+static const uint8_t TUR[6] = {0};
+static const uint8_t RTPG[12] = {0xA3, 0x0A, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+static const uint8_t READ10[10] = {0x28, 0, 0, 0, 0, 0, 0, 0, 8, 0};
+
+static struct simhost_result run(struct simhost *h, const uint8_t *cdb, size_t len, size_t in_len)
+{
+	uint64_t tag;
+	assert_int_equal(simhost_submit(h, 0, cdb, len, NULL, 0, in_len, &tag), 0);
+	struct simhost_result r;
+	assert_int_equal(simhost_reap(h, &r, 1, 60000), 1);
+	return r;
+}
+
+static void expect_sense(struct simhost_result r, uint8_t key, uint8_t asc, uint8_t ascq)
+{
+	assert_int_equal(r.r.status, 2); /* CHECK CONDITION */
+	assert_int_equal(r.r.sense[2] & 0x0F, key);
+	assert_int_equal(r.r.sense[12], asc);
+	assert_int_equal(r.r.sense[13], ascq);
+	simhost_result_free(&r);
+}
+
+/* The RTPG states of groups 1, 2, ... (length only header; ascending ids). */
+static void expect_rtpg(struct simhost *h, unsigned n, const uint8_t *states)
+{
+	struct simhost_result r = run(h, RTPG, 12, 256);
+	assert_int_equal(r.r.status, 0);
+	assert_int_equal(scsi_get_be32(r.r.data_in), 12 * n);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(scsi_get_be16(r.r.data_in + 4 + 12 * i + 2), i + 1);
+		assert_int_equal(r.r.data_in[4 + 12 * i] & 0x0F, states[i]);
+	}
+	simhost_result_free(&r);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* TEST UNIT READY every 100 ms until it answers 06h/2Ah/06h; each other answer
+ * must be `key/asc/ascq` (0: GOOD). Fails after 30 s. Returns the seconds waited. */
+static double wait_state_changed(struct simhost *h, uint8_t key, uint8_t asc, uint8_t ascq)
+{
+	double t0 = now_s();
+	for (;;) {
+		struct simhost_result r = run(h, TUR, 6, 0);
+		if (r.r.status == 2 && (r.r.sense[2] & 0x0F) == SK_UNIT_ATTENTION) {
+			expect_sense(r, SK_UNIT_ATTENTION, 0x2A, 0x06);
+			return now_s() - t0;
+		}
+		if (key)
+			expect_sense(r, key, asc, ascq);
+		else {
+			assert_int_equal(r.r.status, 0);
+			simhost_result_free(&r);
+		}
+		if (now_s() - t0 > 30)
+			fail_msg("no ASYMMETRIC ACCESS STATE CHANGED within 30 s (the watch's period "
+				 "is %llu s)", (unsigned long long)(VD_POOL_WATCH_PERIOD_NS / 1000000000ull));
+		usleep(100000);
+	}
+}
+
+static void test_idle_gateway_fenced(void **state)
+{
+	(void)state;
+	char spec[64], err[512];
+	snprintf(spec, sizeof(spec), "rbd:rbd/watch-fence-%d", (int)getpid());
+	vblk_rbd_remove(spec, NULL);
+	struct vpool_params prm = {.extent_size = 1u << 20};
+	struct simhost *a;
+	assert_int_equal(simhost_create_pool_ex(spec, 64u << 20, &prm, false, SIMHOST_IO_URING, 1, &a,
+						err, sizeof(err)), 0);
+	assert_int_equal(simhost_volume_create(a, "v", 16u << 20, 512), 0);
+	const uint16_t peer = 2;
+	assert_int_equal(simhost_alua(a, 1, &peer, 1), 0);
+	assert_int_equal(simhost_attach(a, "v", 0), 0);
+	assert_int_equal(simhost_pool_watch(a), 0);
+	struct simhost_result r = run(a, READ10, 10, 4096);
+	assert_int_equal(r.r.status, 0);
+	simhost_result_free(&r);
+	/* more than a period idle: the watch looks and finds the lock still its own
+	 * (a healthy gateway is not fenced by its own look) */
+	sleep((unsigned)(VD_POOL_WATCH_PERIOD_NS / 1000000000ull) + 1);
+	r = run(a, TUR, 6, 0);
+	assert_int_equal(r.r.status, 0);
+	simhost_result_free(&r);
+	const uint8_t active[] = {SCSI_ALUA_ACTIVE_OPTIMIZED, SCSI_ALUA_STANDBY};
+	expect_rtpg(a, 2, active);
+
+	/* another gateway takes the image over while this one sends nothing */
+	struct vblk_stats before = simhost_blk_stats(a);
+	struct vreactor *rb;
+	struct vblk *b;
+	assert_int_equal(vreactor_create(64, &rb), 0);
+	assert_int_equal(vblk_rbd_takeover(rb, spec, NULL, &b), 0);
+	double waited = wait_state_changed(a, 0, 0, 0);
+	fprintf(stderr, "idle gateway: fenced state after %.1f s\n", waited);
+	expect_sense(run(a, TUR, 6, 0), SK_NOT_READY, 0x04, 0x0C);
+	/* its group unavailable; the one peer took the pool */
+	const uint8_t fenced[] = {SCSI_ALUA_UNAVAILABLE, SCSI_ALUA_ACTIVE_OPTIMIZED};
+	expect_rtpg(a, 2, fenced);
+	struct vblk_stats after = simhost_blk_stats(a);
+	assert_int_equal(after.read_ops, before.read_ops); /* found without any I/O */
+	assert_int_equal(after.write_ops, before.write_ops);
+	assert_int_equal(after.flush_ops, before.flush_ops);
+	expect_sense(run(a, READ10, 10, 4096), SK_NOT_READY, 0x04, 0x0C);
+
+	vblk_close(b);
+	vreactor_destroy(rb);
+	simhost_close(a); /* fenced: cannot checkpoint */
+	vblk_rbd_remove(spec, NULL);
+}
+
+static void test_standby_follows_owner(void **state)
+{
+	(void)state;
+	char spec[64], err[512];
+	snprintf(spec, sizeof(spec), "rbd:rbd/watch-owner-%d", (int)getpid());
+	vblk_rbd_remove(spec, NULL);
+	struct vpool_params prm = {.extent_size = 1u << 20};
+	struct simhost *a;
+	assert_int_equal(simhost_create_pool_ex(spec, 64u << 20, &prm, false, SIMHOST_IO_URING, 1, &a,
+						err, sizeof(err)), 0);
+	assert_int_equal(simhost_volume_create(a, "v", 16u << 20, 512), 0);
+	assert_int_equal(simhost_close(a), 0);
+	/* gateway 2 holds the image (its owner record says group 2) */
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(64, &r), 0);
+	struct vblk_rbd_conf g2 = {.alua_group = 2}, g3 = {.alua_group = 3};
+	struct vblk *holder, *third;
+	assert_int_equal(vblk_rbd_open(r, spec, &g2, 0, &holder), 0);
+	/* this gateway (group 1) standby, peers 2 and 3 */
+	struct simhost *s;
+	if (simhost_open_standby(spec, &s, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	const uint16_t peers[] = {2, 3};
+	assert_int_equal(simhost_alua(s, 1, peers, 2), 0);
+	assert_int_equal(simhost_attach(s, "v", 0), 0);
+	assert_int_equal(simhost_pool_watch(s), 0);
+	const uint8_t owner2[] = {SCSI_ALUA_STANDBY, SCSI_ALUA_ACTIVE_OPTIMIZED, SCSI_ALUA_STANDBY};
+	expect_rtpg(s, 3, owner2);
+
+	/* gateway 3 takes it over */
+	assert_int_equal(vblk_rbd_takeover(r, spec, &g3, &third), 0);
+	double waited = wait_state_changed(s, SK_NOT_READY, 0x04, 0x0B);
+	fprintf(stderr, "standby gateway: new owner seen after %.1f s\n", waited);
+	const uint8_t owner3[] = {SCSI_ALUA_STANDBY, SCSI_ALUA_STANDBY, SCSI_ALUA_ACTIVE_OPTIMIZED};
+	expect_rtpg(s, 3, owner3);
+	expect_sense(run(s, READ10, 10, 4096), SK_NOT_READY, 0x04, 0x0B); /* still standby */
+
+	assert_int_equal(simhost_close(s), 0);
+	vblk_close(third);
+	vblk_close(holder);
+	vreactor_destroy(r);
+	vblk_rbd_remove(spec, NULL);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (!getenv("CEPH_CONF")) {
+		fprintf(stderr, "test_pool_watch: CEPH_CONF is not set (run through ctest)\n");
+		return 1;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_idle_gateway_fenced),
+		cmocka_unit_test(test_standby_follows_owner),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

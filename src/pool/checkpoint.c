@@ -68,6 +68,25 @@ uint64_t pool_ckpt_size_for(uint64_t n_ext, uint32_t bm_words)
 	return vround_up(sz, VJ_BLOCK);
 }
 
+/*
+ * The checkpoint-room check (docs/snapshots.md section 5): the area reserves one map
+ * run per map reference, its other sections sized by the extents. Map references
+ * can never exceed B = the map references now + the extents nobody references (a
+ * write maps a new entry only by taking an unreferenced extent, an unmap frees one or
+ * leaves it to another holder), and B grows only by a SHARE or a pool grow: those are
+ * refused when B would exceed what the area holds, so no later write can overflow it.
+ */
+int pool_ckpt_room(const struct vpool *p, uint64_t add_refs, uint64_t n_ext)
+{
+	uint64_t fixed = CKPT_HDR + (uint64_t)VPOOL_MAX_VOLUMES * CKPT_VOL +
+			 n_ext * (CKPT_REFRUN + CKPT_HYDR + 8 + 8ull * p->bm_words);
+	if (fixed > p->sb.ckpt_size)
+		return -ENOSPC;
+	uint64_t room = (p->sb.ckpt_size - fixed) / CKPT_RUN;
+	uint64_t bound = p->total_refs + add_refs + (n_ext - p->n_ref_ext);
+	return bound > room ? -ENOSPC : 0;
+}
+
 /* Number of runs in a volume's map. */
 static uint64_t count_runs(const struct vvol *v)
 {
@@ -440,7 +459,7 @@ static int ckpt_parse(struct vpool *p, struct ckpt_rd *rd)
 		if (rc < 0)
 			return rc;
 	}
-	return 0;
+	return pool_acct_rebuild(p); /* the accounting counters, from the maps just loaded */
 }
 
 /* Load into a pool whose geometry (n_ext, bm_words, arrays) is set up and empty. */

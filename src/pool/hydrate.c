@@ -138,10 +138,27 @@ int pool_hydr_add(struct vpool *p, uint64_t pext, uint64_t src, uint16_t idx, ui
 		free(h);
 		return rc;
 	}
+	/* The source's count of source references (acct.c). */
+	rc = hmap_put(&p->hsrc, src, (void *)((uintptr_t)hmap_get(&p->hsrc, src) + 1));
+	if (rc < 0) {
+		free(hmap_del(&p->hydr, pext));
+		return rc;
+	}
 	return 0;
 }
 
-void pool_hydr_forget(struct vpool *p, uint64_t pext) { free(hmap_del(&p->hydr, pext)); }
+void pool_hydr_forget(struct vpool *p, uint64_t pext)
+{
+	struct hydr_ent *h = hmap_del(&p->hydr, pext);
+	if (!h)
+		return;
+	/* Deleted and put back one less: a put after a delete never grows the map, so it
+	 * cannot fail. */
+	uintptr_t n = (uintptr_t)hmap_del(&p->hsrc, h->src);
+	if (n > 1)
+		(void)hmap_put(&p->hsrc, h->src, (void *)(n - 1));
+	free(h);
+}
 
 int pool_apply_hydrated(struct vpool *p, uint64_t pext, uint64_t src)
 {
@@ -151,7 +168,7 @@ int pool_apply_hydrated(struct vpool *p, uint64_t pext, uint64_t src)
 	pool_hydr_forget(p, pext);
 	if (p->hyd)
 		p->hyd->hydrated++;
-	return pool_ref_drop(p, src);
+	return pool_ref_drop(p, src, POOL_HOLDER_SRC);
 }
 
 /* ---- one extent, its lock held by the caller */
@@ -486,6 +503,7 @@ void pool_hydrator_free(struct vpool *p)
 	while (hmap_next(&p->hydr, &it, &k, &v))
 		free(v);
 	hmap_free(&p->hydr);
+	hmap_free(&p->hsrc);
 }
 
 void pool_hydrator_hold(struct vpool *p, bool hold)

@@ -56,6 +56,7 @@ struct vvol {
 	uint64_t n_vext;     /* entries of the map */
 	struct pool_map map; /* only through pool_map_* */
 	uint64_t mapped;     /* entries that are not 0 (kept by pool_map_set) */
+	uint64_t alone;      /* entries whose extent has no other reference (acct.c) */
 };
 
 /* map.c: an empty map of n entries (v->n_vext = n); -ENOMEM. */

@@ -268,6 +268,7 @@ static void pool_free_mem(struct vpool *p)
 	vjournal_destroy(p->j);
 	pool_ckpt_free(p);
 	free(p->refs);
+	pool_acct_free(p);
 	free(p->freebits);
 	free(p->partial);
 	free(p->pend);
@@ -372,7 +373,8 @@ int vpool_open_stores(struct vblk *dev, struct vblk *jdev, unsigned flags, struc
 	p->partial = calloc((p->n_ext + 63) / 64 + 1, sizeof(uint64_t));
 	if (!p->refs || !p->partial || hmap_init(&p->validity, 64) < 0 ||
 	    hmap_init(&p->locks, 256) < 0 || hmap_init(&p->unshared, 16) < 0 ||
-	    hmap_init(&p->hydr, 16) < 0 || hmap_init(&p->redo_pending, 64) < 0 ||
+	    hmap_init(&p->hydr, 16) < 0 || hmap_init(&p->hsrc, 16) < 0 ||
+	    hmap_init(&p->redo_pending, 64) < 0 || pool_acct_init(p) < 0 ||
 	    pool_hydrator_init(p) < 0 || pool_preback_init(p) < 0) {
 		pool_free_mem(p);
 		return -ENOMEM;
@@ -513,7 +515,8 @@ int vpool_grow(struct vpool *p, uint64_t new_size)
 	uint64_t old = p->n_ext, n_new = (new_size - p->sb.data_off) / p->ext;
 	if (n_new <= old)
 		return new_size == p->sb.dev_size ? 0 : -EINVAL; /* not one extent more */
-	if (pool_ckpt_size_for(n_new, p->bm_words) > p->sb.ckpt_size)
+	if (pool_ckpt_size_for(n_new, p->bm_words) > p->sb.ckpt_size ||
+	    pool_ckpt_room(p, 0, n_new) < 0)
 		return -EFBIG;
 	/* The device may be that large already: a grow the power failed inside (the file
 	 * grew, the superblock did not), or a file or device enlarged beforehand. */
@@ -529,6 +532,7 @@ int vpool_grow(struct vpool *p, uint64_t new_size)
 	/* Arrays first (new extents referenced by nobody, not free yet: not allocatable). */
 	size_t ow = (old + 63) / 64 + 1, nw = (n_new + 63) / 64 + 1;
 	if ((rc = grow_array(&p->refs, old, n_new, sizeof(uint32_t))) < 0 ||
+	    (rc = grow_array(&p->hx, old, n_new, sizeof(uint32_t))) < 0 ||
 	    (rc = grow_array(&p->partial, ow, nw, sizeof(uint64_t))) < 0 ||
 	    (rc = grow_array(&p->freebits, (old + 63) / 64, nw, sizeof(uint64_t))) < 0 ||
 	    (rc = grow_array(&p->backed, (old + 63) / 64, nw, sizeof(uint64_t))) < 0)
@@ -585,30 +589,9 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 	st->capacity = p->n_ext * p->ext;
 	st->free = (p->n_free + p->discards) * p->ext; /* being discarded: free (discard.c) */
 	st->used = st->capacity - st->free;
-	/* Extent sharing (XCOPY): map references beyond the first. A hydration source's
-	 * reference saves nothing (its redirected extent is allocated too). */
-	uint64_t extra_refs = 0;
-	for (uint64_t i = 0; i < p->n_ext; i++)
-		if (p->refs[i] > 1)
-			extra_refs += p->refs[i] - 1;
-	struct hmap per_src; /* source -> its source references */
-	if (p->hydr.n && hmap_init(&per_src, p->hydr.n) == 0) {
-		size_t it = 0;
-		uint64_t k;
-		void *v;
-		while (hmap_next(&p->hydr, &it, &k, &v)) {
-			uint64_t s = ((const struct hydr_ent *)v)->src;
-			hmap_put(&per_src, s, (void *)((uintptr_t)hmap_get(&per_src, s) + 1));
-		}
-		it = 0;
-		while (hmap_next(&per_src, &it, &k, &v)) {
-			uint64_t n = (uintptr_t)v; /* m map + n source references save m - 1 */
-			uint64_t counted = p->refs[k] - 1;
-			extra_refs -= n < counted ? n : counted;
-		}
-		hmap_free(&per_src);
-	}
-	st->sharing_savings = extra_refs * p->ext;
+	/* Extent sharing (XCOPY): map references beyond the first (acct.c). A hydration
+	 * source's reference saves nothing (its redirected extent is allocated too). */
+	st->sharing_savings = (p->total_refs - p->n_mref_ext) * p->ext;
 	st->hydrating = p->hydr.n * p->ext;
 	st->journal_commits = p->j ? vjournal_commits(p->j) : 0;
 	st->journal_records = p->j ? vjournal_records(p->j) : 0;
@@ -813,11 +796,7 @@ void vvol_get_info(const struct vvol *v, struct vvol_info *info)
 	memcpy(info->naa, v->naa, 16);
 	snprintf(info->serial, sizeof(info->serial), "%s", v->serial);
 	info->mapped = v->mapped * v->pool->ext;
-	uint64_t alone = 0;
-	for (uint64_t i = pool_map_next(v, 0); i < v->n_vext; i = pool_map_next(v, i + 1))
-		if (v->pool->refs[pool_map_get(v, i) - 1] == 1)
-			alone++;
-	info->unshared = alone * v->pool->ext;
+	info->unshared = v->alone * v->pool->ext; /* acct.c */
 }
 
 struct vpool *vvol_pool(const struct vvol *v) { return v->pool; }

@@ -13,6 +13,7 @@
  *   dealloc.c     deallocation (unmap extents, clear granules)
  *   share.c       extent sharing (EXTENDED COPY), the SHARE record
  *   hydrate.c     background hydration of redirected extents, the HYDRATED record
+ *   acct.c        space accounting counters kept per reference change
  *   lba_status.c  provisioning status queries (mapped / deallocated runs)
  *   bench.c       benchmark/test-only helpers (vpool_bench_map_full)
  */
@@ -48,7 +49,7 @@ enum {
  * granules stay live (the new ones may cover only part of a granule; redo.c) */
 #define REC_VALID_REDO 0x2
 
-/* Bound on references so the checkpoint area always fits (checked by sharing ops). */
+/* Bound on references so the checkpoint area always fits (pool_ckpt_room: SHARE, grow). */
 #define POOL_MAX_REFS_PER_EXTENT_AVG 4
 
 /*
@@ -95,7 +96,10 @@ struct vpool {
 	uint32_t bm_words;     /* u64 words per validity bitmap */
 	uint64_t n_ext;
 	uint32_t *refs;
-	uint64_t total_refs;
+	uint64_t total_refs;   /* map references (hydration sources' not counted) */
+	uint32_t *hx;          /* acct.c: per extent, XOR of its references' holders */
+	uint64_t n_ref_ext;    /* acct.c: extents with a reference */
+	uint64_t n_mref_ext;   /* acct.c: extents with a map reference */
 	uint64_t *freebits; /* 1 = free */
 	uint64_t n_free;
 	uint64_t cursor;
@@ -121,6 +125,7 @@ struct vpool {
 	uint64_t checkpoints;
 	uint64_t checkpoint_ns; /* summed time of the completed ones */
 	struct hmap hydr;           /* pext -> struct hydr_ent (redirected, not yet hydrated) */
+	struct hmap hsrc;           /* source pext -> its source references (uintptr_t) */
 	struct hydrator *hyd;       /* the background hydrator (hydrate.c) */
 	unsigned inflight; /* data requests in flight */
 	unsigned discards; /* freed extents being discarded (discard.c): counted as free */
@@ -242,7 +247,7 @@ int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint6
 int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, uint64_t new1,
 		   uint8_t flags);
 /* Drop one reference of pext (a map entry's or a hydration source's), with what follows. */
-int pool_ref_drop(struct vpool *p, uint64_t pext);
+int pool_ref_drop(struct vpool *p, uint64_t pext, uint32_t holder); /* POOL_HOLDER_* */
 int pool_apply_valid(struct vpool *p, uint64_t pext, uint32_t g0, uint32_t n, bool set);
 int pool_replay_record(void *arg, uint8_t type, uint8_t flags, const uint8_t *payload,
 		       uint16_t len);
@@ -290,6 +295,23 @@ void pool_ckpt_request(void *owner);              /* journal callback: start asy
 int pool_ckpt_sync(struct vpool *p);              /* start (or join) and wait */
 bool pool_ckpt_busy(const struct vpool *p);
 void pool_ckpt_free(struct vpool *p);
+
+/* acct.c: space accounting (docs/snapshots.md section 6). A reference's holder: a
+ * volume's map entry (slot + 1) or a hydration source reference. */
+#define POOL_HOLDER_SRC (1u << 31)
+static inline uint32_t pool_holder_vol(uint16_t idx) { return (uint32_t)idx + 1; }
+int pool_acct_init(struct vpool *p); /* hx for p->n_ext extents; -ENOMEM */
+void pool_acct_free(struct vpool *p);
+void pool_acct_ref_added(struct vpool *p, uint64_t x, uint32_t holder);   /* after refs[x]++ */
+void pool_acct_ref_dropped(struct vpool *p, uint64_t x, uint32_t holder); /* after refs[x]-- */
+/* A map entry's reference became a hydration source's (a redirect), counted by
+ * hydrate.c already; refs[x] unchanged. */
+void pool_acct_map_to_src(struct vpool *p, uint64_t x, uint32_t holder);
+int pool_acct_rebuild(struct vpool *p);             /* from the maps (checkpoint load) */
+int pool_acct_verify(const struct vpool *p, FILE *f); /* recount: number of problems, -ENOMEM */
+/* checkpoint.c: can the checkpoint area hold every map reference the pool can come
+ * to have with add_refs more (a SHARE) and n_ext extents (a grow)? -ENOSPC if not. */
+int pool_ckpt_room(const struct vpool *p, uint64_t add_refs, uint64_t n_ext);
 
 /* hydrate.c */
 #define REC_HYDRATED_LEN 16

@@ -140,19 +140,20 @@ int pool_log_share(struct vpool *p, struct vvol *src, struct vvol *dst, uint64_t
 	return pool_apply_share(p, src->idx, dst->idx, svext, dvext, n);
 }
 
-int pool_ref_drop(struct vpool *p, uint64_t x)
+int pool_ref_drop(struct vpool *p, uint64_t x, uint32_t holder)
 {
 	bool live = p->j && !p->replaying;
 	if (!p->refs[x])
 		return -EUCLEAN;
 	p->refs[x]--;
+	pool_acct_ref_dropped(p, x, holder);
 	if (p->refs[x] == 0) {
 		pool_validity_drop(p, x);
 		int rc = 0;
 		uint64_t src = pool_hydr_src(p, x);
 		if (src != UINT64_MAX) { /* freed before it was hydrated: its source reference goes */
 			pool_hydr_forget(p, x);
-			rc = pool_ref_drop(p, src);
+			rc = pool_ref_drop(p, src, POOL_HOLDER_SRC);
 		}
 		if (rc == 0 && live)
 			rc = pool_free_after(p, x, vjournal_open_seq(p->j));
@@ -201,12 +202,14 @@ int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, 
 		}
 		p->refs[n]++;
 		p->total_refs++;
+		pool_acct_ref_added(p, n, pool_holder_vol(idx));
 	}
 	if (old1) {
 		p->total_refs--;
 		/* A redirect: the map entry's reference becomes the new extent's source reference. */
 		if (!row)
-			return pool_ref_drop(p, old1 - 1);
+			return pool_ref_drop(p, old1 - 1, pool_holder_vol(idx));
+		pool_acct_map_to_src(p, old1 - 1, pool_holder_vol(idx));
 	}
 	return 0;
 }

@@ -126,6 +126,14 @@ static void share_log(void *arg, int res)
 		vjournal_wait_room(p->j, &q->jw);
 		return;
 	}
+	/* Room in the checkpoint area for the references it adds (checkpoint.c). */
+	uint64_t add = 0;
+	for (uint64_t i = 0; i < q->n; i++)
+		add += pool_map_get(q->src, q->svext + i) != 0;
+	if (pool_ckpt_room(p, add, p->n_ext) < 0) {
+		share_fail(q, -ENOSPC);
+		return;
+	}
 	int rc = pool_log_share(p, q->src, q->dst, q->svext, q->dvext, q->n);
 	if (rc < 0) {
 		p->failed = true; /* applied partly in memory: the pool must not go on */

@@ -135,6 +135,13 @@ int vpool_verify(const struct vpool *p, FILE *f)
 			queued[x] = 1;
 	}
 	free(queued);
+	/* The space accounting counters (acct.c) against a recount. */
+	int abad = pool_acct_verify(p, f);
+	if (abad < 0) {
+		free(cnt);
+		return abad;
+	}
+	bad += abad;
 	if (n_free != p->n_free) {
 		fprintf(f, "pool: free count %llu, free map holds %llu\n", (unsigned long long)p->n_free,
 			(unsigned long long)n_free);

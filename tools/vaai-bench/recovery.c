@@ -23,7 +23,9 @@
  * (after the open), partial_extent_extra_bytes (steady RSS difference / N),
  * open_clean_s, open_after_crash_s (worst of --crashes crashes); and
  * thin_64t_volume_rss_kib: the peak RSS of opening another pool, whose one volume
- * has the largest size (64 TiB) with 1,024 extents mapped in 256 runs spread over it.
+ * has the largest size (64 TiB) with 1,024 extents mapped in 256 runs spread over it;
+ * volume_info_us, pool_stats_us: vvol_get_info and vpool_get_stats on the built pool
+ * with every extent mapped (median of 21 calls each; query_times).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -398,6 +400,38 @@ static int thin_volume_rss(const struct rcfg *c)
 	return 0;
 }
 
+/*
+ * What the control path's queries cost with every extent mapped: vvol_get_info
+ * (`volume list`) and vpool_get_stats (`status`, `stats`), each the median of
+ * QUERY_RUNS calls, in microseconds. They run on the reactor (docs/snapshots.md
+ * section 6: counters, no scan of the map or of the refcounts).
+ */
+#define QUERY_RUNS 21
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void query_times(struct vpool *p, struct vvol *v, double *info_us, double *stats_us)
+{
+	double ti[QUERY_RUNS], ts[QUERY_RUNS];
+	for (int k = 0; k < QUERY_RUNS; k++) {
+		struct vvol_info vi;
+		struct vpool_stats st;
+		double t = bench_now();
+		vvol_get_info(v, &vi);
+		ti[k] = (bench_now() - t) * 1e6;
+		t = bench_now();
+		vpool_get_stats(p, &st);
+		ts[k] = (bench_now() - t) * 1e6;
+	}
+	qsort(ti, QUERY_RUNS, sizeof(double), cmp_double);
+	qsort(ts, QUERY_RUNS, sizeof(double), cmp_double);
+	*info_us = ti[QUERY_RUNS / 2];
+	*stats_us = ts[QUERY_RUNS / 2];
+}
+
 int bench_recovery_main(int argc, char **argv)
 {
 	struct rcfg c = {.dir = "build/bench-tmp", .extents = 1u << 20, .partial = 131072, .crashes = 2,
@@ -450,6 +484,9 @@ int bench_recovery_main(int argc, char **argv)
 		rc = vpool_volume_create(e.p, VOLNAME, c.extents * EXT, 512, &v);
 	if (rc == 0)
 		rc = vpool_bench_map_full(v, 0, c.extents, 1);
+	double info_us = 0, stats_us = 0;
+	if (rc == 0)
+		query_times(e.p, v, &info_us, &stats_us);
 	struct vpool_stats st = {0};
 	if (e.p)
 		vpool_get_stats(e.p, &st);
@@ -484,6 +521,9 @@ int bench_recovery_main(int argc, char **argv)
 	fflush(stdout);
 	if ((rc = thin_volume_rss(&c)) < 0)
 		goto out;
+	printf("volume_info_us=%.2f mapped_extents=%llu\n", info_us, (unsigned long long)c.extents);
+	printf("pool_stats_us=%.2f mapped_extents=%llu\n", stats_us, (unsigned long long)c.extents);
+	fflush(stdout);
 
 	if (c.partial) {
 		char n[32];

@@ -1,0 +1,279 @@
+/*
+ * Unit tests of the space accounting counters (src/pool/acct.c, docs/snapshots.md
+ * section 6 and build order step 2): vvol_get_info's `unshared` and vpool_get_stats'
+ * `sharing_savings` are counters kept per reference change, no longer scans.
+ *   - by hand: a sequence whose figures are known (XCOPY sharing between volumes and
+ *     inside one, a write into a shared extent (redirect, hydration source), its
+ *     hydration, UNMAP, volume delete), each figure checked;
+ *   - random operations (writes, XCOPY sharing, overwrites of shared extents, UNMAP,
+ *     volume delete and create, hydration paused or run, power loss with replay,
+ *     close and open from a checkpoint): after every one, vpool_verify, whose
+ *     recount (pool_acct_verify) compares every counter with a count from scratch;
+ *   - the checkpoint-room check: sharing that would let the references outgrow the
+ *     checkpoint area is refused (-ENOSPC), and the pool still checkpoints.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "vaaid/io.h"
+#include "vaaid/pool.h"
+#include "vaaid/rng.h"
+
+#include "pool_test_env.h"
+
+#define MIB (1024u * 1024)
+#define EXT (64u * 1024)
+
+static int vshare(struct env *e, struct vvol *s, uint64_t so, struct vvol *d, uint64_t dof,
+		  uint64_t len)
+{
+	struct wait w = {0};
+	int rc = vvol_share(s, so, d, dof, len, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+static int vunmap(struct env *e, struct vvol *v, uint64_t off, uint64_t len)
+{
+	struct wait w = {0};
+	int rc = vvol_unmap(v, off, len, done_cb, &w);
+	return rc < 0 ? rc : run(e, &w);
+}
+
+static int fill(struct env *e, struct vvol *v, uint64_t off, uint64_t len, uint8_t c)
+{
+	uint8_t *b = vblk_alloc_buf(len);
+	memset(b, c, len);
+	int rc = vwrite(e, v, off, b, len);
+	free(b);
+	return rc;
+}
+
+static uint64_t unshared(struct vvol *v)
+{
+	struct vvol_info vi;
+	vvol_get_info(v, &vi);
+	return vi.unshared;
+}
+
+static uint64_t savings(struct env *e)
+{
+	struct vpool_stats st;
+	vpool_get_stats(e->p, &st);
+	return st.sharing_savings;
+}
+
+static void check(struct env *e) { assert_int_equal(vpool_verify(e->p, stderr), 0); }
+
+static void test_by_hand(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 16 * MIB, EXT, 0);
+	struct vvol *a, *b;
+	assert_int_equal(vpool_volume_create(e.p, "a", 1 * MIB, 512, &a), 0);
+	assert_int_equal(vpool_volume_create(e.p, "b", 1 * MIB, 512, &b), 0);
+	vpool_hydration_pause(e.p, true);
+	assert_int_equal(fill(&e, a, 0, 4 * EXT, 0x11), 0);
+	assert_true(unshared(a) == 4 * EXT && savings(&e) == 0);
+	/* a's extents 0, 1 shared into b */
+	assert_int_equal(vshare(&e, a, 0, b, 0, 2 * EXT), 0);
+	assert_true(unshared(a) == 2 * EXT && unshared(b) == 0 && savings(&e) == 2 * EXT);
+	/* XCOPY inside a: extent 0 at a's extent 5 too (three references) */
+	assert_int_equal(vshare(&e, a, 0, a, 5 * EXT, EXT), 0);
+	assert_true(unshared(a) == 2 * EXT && savings(&e) == 3 * EXT);
+	check(&e);
+	/* a write into b's extent 0: redirected to a new private extent whose source is the
+	 * shared one; the source reference saves nothing */
+	assert_int_equal(fill(&e, b, 4096, 4096, 0x22), 0);
+	assert_true(unshared(b) == EXT && unshared(a) == 2 * EXT && savings(&e) == 2 * EXT);
+	check(&e);
+	crash_and_recover(&e); /* replayed with the source reference */
+	a = vpool_volume_find(e.p, "a");
+	b = vpool_volume_find(e.p, "b");
+	vpool_hydration_pause(e.p, true);
+	assert_true(unshared(b) == EXT && unshared(a) == 2 * EXT && savings(&e) == 2 * EXT);
+	assert_int_equal(vpool_close(e.p), 0); /* and loaded from a checkpoint with it */
+	assert_int_equal(vpool_open(e.dev, &e.p), 0);
+	a = vpool_volume_find(e.p, "a");
+	b = vpool_volume_find(e.p, "b");
+	vpool_hydration_pause(e.p, true);
+	assert_true(unshared(b) == EXT && unshared(a) == 2 * EXT && savings(&e) == 2 * EXT);
+	check(&e);
+	/* hydrated: the source reference goes, a's extents 0 and 5 still share */
+	vpool_hydration_pause(e.p, false);
+	assert_int_equal(vpool_hydration_wait(e.p), 0);
+	assert_true(unshared(b) == EXT && unshared(a) == 2 * EXT && savings(&e) == 2 * EXT);
+	/* UNMAP of a's extent 5: a's extent 0 alone again */
+	assert_int_equal(vunmap(&e, a, 5 * EXT, EXT), 0);
+	assert_true(unshared(a) == 3 * EXT && savings(&e) == EXT);
+	check(&e);
+	/* both sides of a shared extent written before hydration: the extent has two source
+	 * references and no map reference left, and saves nothing */
+	vpool_hydration_pause(e.p, true);
+	assert_int_equal(vshare(&e, a, 2 * EXT, b, 2 * EXT, EXT), 0);
+	assert_true(unshared(a) == 2 * EXT && unshared(b) == EXT && savings(&e) == 2 * EXT);
+	assert_int_equal(fill(&e, b, 2 * EXT, 4096, 0x33), 0);
+	assert_true(unshared(a) == 2 * EXT && unshared(b) == 2 * EXT && savings(&e) == EXT);
+	assert_int_equal(fill(&e, a, 2 * EXT, 4096, 0x44), 0);
+	assert_true(unshared(a) == 3 * EXT && unshared(b) == 2 * EXT && savings(&e) == EXT);
+	check(&e);
+	vpool_hydration_pause(e.p, false);
+	assert_int_equal(vpool_hydration_wait(e.p), 0);
+	assert_true(unshared(a) == 3 * EXT && unshared(b) == 2 * EXT && savings(&e) == EXT);
+	/* b deleted: a's extent 1 alone again */
+	assert_int_equal(vpool_volume_delete(e.p, "b"), 0);
+	assert_true(unshared(a) == 4 * EXT && savings(&e) == 0);
+	env_close(&e);
+}
+
+static uint64_t rng = 0x27;
+static uint64_t rnd(uint64_t n) { return vrng_next(&rng) % n; }
+
+#define NV 3
+#define VSIZE (1 * MIB) /* 16 extents */
+
+static void find_all(struct env *e, struct vvol **v)
+{
+	for (int i = 0; i < NV; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "v%d", i);
+		v[i] = vpool_volume_find(e->p, name);
+	}
+}
+
+static void test_random_ops(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 16 * MIB, EXT, 0);
+	struct vvol *v[NV];
+	for (int i = 0; i < NV; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "v%d", i);
+		assert_int_equal(vpool_volume_create(e.p, name, VSIZE, 512, &v[i]), 0);
+	}
+	unsigned kinds[10] = {0};
+	for (int step = 0; step < 1500; step++) {
+		unsigned k = (unsigned)rnd(100);
+		unsigned si = (unsigned)rnd(NV);
+		struct vvol *s = v[si], *d = v[rnd(NV)];
+		int rc = 0;
+		if (!s || !d) {
+			k = 99; /* a deleted volume comes back first */
+		}
+		if (k < 25) { /* a small write: in place, or redirected when shared */
+			rc = fill(&e, s, rnd(VSIZE / 4096) * 4096, 4096, (uint8_t)step);
+			kinds[0]++;
+		} else if (k < 35) { /* a whole extent */
+			rc = fill(&e, s, rnd(VSIZE / EXT) * EXT, EXT, (uint8_t)step);
+			kinds[1]++;
+		} else if (k < 60) { /* XCOPY sharing, between volumes or inside one */
+			uint64_t n = 1 + rnd(4);
+			rc = vshare(&e, s, rnd(VSIZE / EXT - n + 1) * EXT, d,
+				    rnd(VSIZE / EXT - n + 1) * EXT, n * EXT);
+			kinds[2]++;
+		} else if (k < 72) { /* UNMAP of whole extents, or of a part */
+			uint64_t n = 1 + rnd(2);
+			if (rnd(2))
+				rc = vunmap(&e, s, rnd(VSIZE / EXT - n + 1) * EXT, n * EXT);
+			else
+				rc = vunmap(&e, s, rnd(VSIZE / 4096) * 4096, 4096);
+			kinds[3]++;
+		} else if (k < 78) { /* hydration: paused, or run to the end */
+			if (rnd(2))
+				vpool_hydration_pause(e.p, true);
+			else {
+				vpool_hydration_pause(e.p, false);
+				assert_int_equal(vpool_hydration_wait(e.p), 0);
+			}
+			kinds[4]++;
+		} else if (k < 81) { /* power loss: checkpoint + replay */
+			crash_and_recover(&e);
+			find_all(&e, v);
+			kinds[5]++;
+		} else if (k < 84) { /* close and open: from a checkpoint */
+			assert_int_equal(vpool_close(e.p), 0);
+			assert_int_equal(vpool_open(e.dev, &e.p), 0);
+			find_all(&e, v);
+			kinds[6]++;
+		} else if (k < 87) { /* a volume deleted */
+			char name[8];
+			snprintf(name, sizeof(name), "v%u", si);
+			assert_int_equal(vpool_volume_delete(e.p, name), 0);
+			find_all(&e, v);
+			kinds[7]++;
+		} else if (k == 99) { /* deleted volumes created again */
+			for (int i = 0; i < NV; i++)
+				if (!v[i]) {
+					char name[8];
+					snprintf(name, sizeof(name), "v%d", i);
+					assert_int_equal(vpool_volume_create(e.p, name, VSIZE, 512, &v[i]), 0);
+				}
+			kinds[8]++;
+		}
+		if (rc == -ENOSPC)
+			rc = 0; /* a small pool: writes may find no room, as they may */
+		assert_int_equal(rc, 0);
+		check(&e);
+	}
+	for (int i = 0; i < 9; i++)
+		assert_true(kinds[i] > 0); /* every kind ran */
+	struct vpool_stats st;
+	vpool_get_stats(e.p, &st);
+	fprintf(stderr, "# random ops: sharing_savings %llu extents at the end\n",
+		(unsigned long long)(st.sharing_savings / EXT));
+	env_close(&e);
+}
+
+/*
+ * The checkpoint area holds 4 map references per extent on average
+ * (POOL_MAX_REFS_PER_EXTENT_AVG): one extent shared into a large volume many times
+ * would outgrow it. Sharing is refused before that (-ENOSPC), and the pool checkpoints.
+ */
+static void test_ckpt_room(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open_mem(&e, 16 * MIB, EXT, 0);
+	struct vvol *a, *big;
+	assert_int_equal(vpool_volume_create(e.p, "a", 1 * MIB, 512, &a), 0);
+	assert_int_equal(vpool_volume_create(e.p, "big", 1024 * MIB, 512, &big), 0);
+	assert_int_equal(fill(&e, a, 0, 1 * MIB, 0x11), 0);
+	uint64_t shared = 0;
+	int rc = 0;
+	for (uint64_t off = 0; off < 1024 * MIB; off += 1 * MIB) {
+		rc = vshare(&e, a, 0, big, off, 1 * MIB);
+		if (rc < 0)
+			break;
+		shared += 16;
+	}
+	assert_int_equal(rc, -ENOSPC);
+	assert_true(shared > 0);
+	fprintf(stderr, "# checkpoint room: %llu references shared, then -ENOSPC\n",
+		(unsigned long long)shared);
+	check(&e);
+	/* what is there still fits a checkpoint, and a write still finds room */
+	assert_int_equal(vpool_close(e.p), 0);
+	assert_int_equal(vpool_open(e.dev, &e.p), 0);
+	a = vpool_volume_find(e.p, "a");
+	assert_int_equal(fill(&e, a, 0, 4096, 0x22), 0);
+	env_close(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_by_hand),
+		cmocka_unit_test(test_random_ops),
+		cmocka_unit_test(test_ckpt_room),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

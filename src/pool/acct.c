@@ -160,21 +160,32 @@ static int acct_count(const struct vpool *p, uint32_t *hx, struct acct_count *c)
 	return 0;
 }
 
+/* At load, from the refcounts the loader just checked against the maps: no array
+ * besides hx (the open's peak memory is the pool's, docs/performance.md). */
 int pool_acct_rebuild(struct vpool *p)
 {
 	memset(p->hx, 0, (p->n_ext ? p->n_ext : 1) * sizeof(uint32_t));
-	struct acct_count *c = malloc(sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	int rc = acct_count(p, p->hx, c);
-	if (rc == 0) {
-		p->n_ref_ext = c->n_ref_ext;
-		p->n_mref_ext = c->n_mref_ext;
-		for (unsigned i = 0; i < p->n_vols; i++)
-			p->vols[p->order[i]]->alone = c->alone[p->order[i]];
+	p->n_ref_ext = p->n_mref_ext = 0;
+	for (unsigned i = 0; i < p->n_vols; i++) {
+		struct vvol *v = p->vols[p->order[i]];
+		v->alone = 0;
+		for (uint64_t e = pool_map_next(v, 0); e < v->n_vext; e = pool_map_next(v, e + 1)) {
+			uint64_t x = pool_map_get(v, e) - 1;
+			p->hx[x] ^= pool_holder_vol(v->idx);
+			v->alone += p->refs[x] == 1;
+		}
 	}
-	free(c);
-	return rc;
+	size_t it = 0;
+	uint64_t k;
+	void *val;
+	while (hmap_next(&p->hydr, &it, &k, &val))
+		p->hx[((const struct hydr_ent *)val)->src] ^= POOL_HOLDER_SRC;
+	for (uint64_t x = 0; x < p->n_ext; x++)
+		if (p->refs[x]) {
+			p->n_ref_ext++;
+			p->n_mref_ext += p->refs[x] > src_refs(p, x);
+		}
+	return 0;
 }
 
 int pool_acct_verify(const struct vpool *p, FILE *f)

@@ -15,7 +15,8 @@
  * through a 1 MiB buffer, the aligned middle shared (SHARE records, no data
  * moved), the tail copied; otherwise, or for overlapping ranges of one
  * volume (copied backwards when the destination is after the source), every
- * byte is copied. Each step completes only when durable. Other extents of
+ * byte is copied; a middle whose SHARE the checkpoint-room check refuses
+ * (pool_ckpt_room, -ENOSPC) is copied too. Each step completes only when durable. Other extents of
  * both volumes are not affected; an ATS or a write elsewhere never waits for
  * the copy. What it did (struct vvol_report: bytes shared, bytes copied) is
  * counted as each step completes -- a chunk once written, the middle once its
@@ -109,6 +110,21 @@ static void copy_read_done(void *arg, int res)
 static void copy_share_done(void *arg, int res)
 {
 	struct copy_req *c = arg;
+	if (res == -ENOSPC && c->sh_len) {
+		/* No room in the checkpoint area for more references (pool_ckpt_room): the
+		 * middle is copied as bytes instead (new extents, as any write takes; the
+		 * ranges do not overlap when they share). Nothing was shared. */
+		if (!c->buf && !(c->buf = vblk_alloc_buf(COPY_BUF))) {
+			copy_finish(c, -ENOMEM);
+			return;
+		}
+		c->cp_soff = c->sh_soff;
+		c->cp_doff = c->sh_doff;
+		c->cp_left = c->sh_len;
+		c->sh_len = 0;
+		copy_step(c); /* phase PH_SHARE: the tail follows */
+		return;
+	}
 	if (res < 0) {
 		copy_finish(c, res);
 		return;

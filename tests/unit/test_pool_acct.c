@@ -10,7 +10,8 @@
  *     close and open from a checkpoint): after every one, vpool_verify, whose
  *     recount (pool_acct_verify) compares every counter with a count from scratch;
  *   - the checkpoint-room check: sharing that would let the references outgrow the
- *     checkpoint area is refused (-ENOSPC), and the pool still checkpoints.
+ *     checkpoint area is refused (-ENOSPC; vvol_copy copies the bytes instead), and
+ *     the pool still checkpoints.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -259,6 +260,13 @@ static void test_ckpt_room(void **state)
 	assert_true(shared > 0);
 	fprintf(stderr, "# checkpoint room: %llu references shared, then -ENOSPC\n",
 		(unsigned long long)shared);
+	check(&e);
+	/* vvol_copy (EXTENDED COPY) then copies the bytes instead of sharing */
+	struct vvol_report rep = {0};
+	struct wait w = {0};
+	assert_int_equal(vvol_copy_ex(a, 0, big, 1023 * MIB, 4 * EXT, &rep, done_cb, &w), 0);
+	assert_int_equal(run(&e, &w), 0);
+	assert_true(rep.shared == 0 && rep.copied == 4 * EXT);
 	check(&e);
 	/* what is there still fits a checkpoint, and a write still finds room */
 	assert_int_equal(vpool_close(e.p), 0);

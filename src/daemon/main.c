@@ -175,7 +175,8 @@ static int parse_args(struct daemon *dm, int argc, char **argv, bool *no_dbus)
 	/* pools created with vaaictl are remembered in the state directory */
 	char extra[VD_PATH_MAX + 32];
 	snprintf(extra, sizeof(extra), "%s/pools.conf", dm->conf.state_dir);
-	if (access(extra, F_OK) == 0 && vd_config_load(&dm->conf, extra, err, sizeof(err)) < 0) {
+	if (access(extra, F_OK) == 0 &&
+	    vd_config_load_recorded(&dm->conf, extra, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vaaid: %s\n", err);
 		return -EINVAL;
 	}

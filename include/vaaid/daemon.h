@@ -221,15 +221,25 @@ void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp);
 /*
  * The TCMU netlink callbacks (src/daemon/nl_events.c; tcmu_nl_open's ops), their
  * argument a struct vd_nl_target: events for backstores of a [tcmu] leave handler
- * get no reply (TCMU_NL_NO_REPLY), the others go to vd_device_add / _remove /
+ * get no reply (TCMU_NL_NO_REPLY) while that handler's daemon runs (refused when it
+ * does not: vd_handler_running), the others go to vd_device_add / _remove /
  * _reconfig, which serve the [tcmu] handler's and refuse any other.
  */
 struct tcmu_nl_ops;
 struct vd_nl_target {
 	struct vd_devices *devs;
 	const struct vd_tcmu_conf *tcmu;
+	const char *configfs_root; /* where the left handlers' daemons are looked for */
 };
 extern const struct tcmu_nl_ops vd_nl_ops;
+/*
+ * Handler liveness (src/daemon/handler_alive.c): vd_handler_hold marks this process
+ * as the one serving handler on configfs_root (an fd to keep open while netlink is
+ * listened to; -EADDRINUSE: another running daemon serves it). vd_handler_running:
+ * 1 when a process holds it, 0 when none does, -errno when it cannot tell.
+ */
+int vd_handler_hold(const char *configfs_root, const char *handler);
+int vd_handler_running(const char *configfs_root, const char *handler);
 /* Volume in use by an attached device? */
 bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume);
 unsigned vd_devices_count(const struct vd_devices *ds);

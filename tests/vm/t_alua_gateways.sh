@@ -78,7 +78,7 @@ cleanup() {
 	( stop_b ) || rc=1
 	( stop_vaaid ) || rc=1 # A
 	/vaaid/scripts/ceph/cluster stop "$CEPHDIR" && rm -rf "$CEPHDIR" # (start wants a new DIR)
-	rm -rf "$work" "$ASTATE" "$BSTATE" "$(dirname "$BSOCK")"
+	rm -rf "$work" "$ASTATE" "$ASTATE-c" "$BSTATE" "$(dirname "$BSOCK")"
 	( start_vaaid ) || rc=1 # the run's own daemon, as the next test expects it
 	log "guest time of the test: $(( $(date +%s) - t_start )) s"
 	exit $rc
@@ -235,10 +235,11 @@ log "A fenced: READ NOT READY 04h/0Ch (unavailable); RTPG through A $(states "$r
 
 # One daemon per handler on a host (src/daemon/handler_alive.c): a third vaaid with
 # A's handler (a pool of its own) is refused before it answers any event
-printf '[pool c]\npath = %s/c.pool\nsize = 64M\n[pool default]\npath = %s/d.pool\nsize = 64M\n[tcmu]\nhandler = vaai\n' \
-	"$work" "$work" >"$work/c.conf"
+CSTATE=$ASTATE-c # (O_DIRECT: not on /tmp's tmpfs)
+mkdir -p "$CSTATE"
+printf '[pool default]\npath = %s/d.pool\nsize = 64M\n[tcmu]\nhandler = vaai\n' "$CSTATE" >"$work/c.conf"
 st=0
-timeout 120 "$VAAID" --config "$work/c.conf" --state-dir "$work" --control-socket "$work/c.sock" \
+timeout 120 "$VAAID" --config "$work/c.conf" --state-dir "$CSTATE" --control-socket "$work/c.sock" \
 	--no-dbus >"$work/c.log" 2>&1 || st=$?
 [ "$st" = 1 ] && grep -q "another vaaid on this host serves user:vaai backstores" "$work/c.log" ||
 	die "a second vaaid for user:vaai: exit $st, $(tail -3 "$work/c.log")"
@@ -246,7 +247,8 @@ log "a second vaaid for user:vaai refused: $(grep -o 'another vaaid[^(]*' "$work
 
 # [tcmu] leave with the other daemon stopped: A answers in B's place, so that a
 # configfs write never waits for a reply nobody sends. B stopped, enabling a new
-# user:vaaib backstore is refused at once (ENODEV), and removing B's is answered.
+# user:vaaib backstore is refused at once (A replies -ENODEV; Debian 12's kernel
+# makes the write fail with EIO), and removing B's is answered (in cleanup).
 stop_b
 d=$C/core/user_2/gwb2
 mkdir -p "$d"
@@ -256,8 +258,6 @@ t0=$(date +%s)
 if timeout 120 sh -c "echo 1 >'$d/enable'" 2>"$work/enable.err"; then
 	die "enable of a user:vaaib backstore succeeded with vaaid B stopped"
 fi
-grep -q "No such device" "$work/enable.err" ||
-	die "enable of a user:vaaib backstore with vaaid B stopped: $(cat "$work/enable.err")"
 rmdir "$d"
 grep -q "gwb2 is user:vaaib, whose daemon is not running on this host" "$OUT/vaaid.log" ||
 	die "A's log does not say it answered for user:vaaib"

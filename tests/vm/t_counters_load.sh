@@ -26,6 +26,17 @@ read -r _ sg0 _ _ <<<"${L[0]}"
 read -r _ sg1 _ _ <<<"${L[1]}"
 [ -n "$sg0" ] && [ -n "$sg1" ] || die "setup-luns.sh gave no disks"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+# what reached the new LUNs before the load (the kernel's scan of the new disks,
+# setup-luns.sh's TEST UNIT READYs): not compared, printed for the record
+"$VAAICTL" --json stats default >"$work/up" || die "vaaictl stats: $(cat "$work/up")"
+python3 - "$work/up" >&2 <<'PY' || die "vaaictl stats: no vol0/vol1"
+import json, sys
+for l in json.load(open(sys.argv[1]))["luns"]:
+    if l["volume"] in ("vol0", "vol1"):
+        c = l["stats"]["commands"]
+        print("  %s since it came up:" % l["volume"], ", ".join(
+            "%s %d/%d" % (k, v["ok"], v["failed"]) for k, v in c.items() if v["ok"] or v["failed"]))
+PY
 log "vaai-bench mixed --sg $sg0=vol0,$sg1=vol1 --runtime $RUNTIME --qd $QD --seed $SEED"
 rc=0
 "$BENCH" mixed --runtime "$RUNTIME" --qd "$QD" --seed "$SEED" --sg "$sg0=vol0,$sg1=vol1" \

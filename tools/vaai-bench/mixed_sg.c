@@ -87,7 +87,7 @@ static int sg_settle(void *ctx)
 			prev[i] = s;
 		}
 		if (rc == -EBUSY && same) {
-			fprintf(stderr, "# the LUNs' counters did not move for 1 s (after %d s)\n", t - 1);
+			fprintf(stderr, "# the LUNs' counters stood still for 1 s (%d s waited)\n", t);
 			rc = 0;
 		} else if (rc == -EBUSY) {
 			sleep(1);

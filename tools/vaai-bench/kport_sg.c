@@ -79,13 +79,13 @@ int kport_sg_open(const char *const *devs, unsigned n, unsigned qd, unsigned tim
 			f->fd = open(devs[l], O_RDWR | O_NONBLOCK | O_CLOEXEC);
 			int ver = 0;
 			if (f->fd < 0 || ioctl(f->fd, SG_GET_VERSION_NUM, &ver) < 0 || ver < 30000) {
-				int e = f->fd < 0 || errno == 0 ? errno : ENOTTY;
+				int e = f->fd < 0 ? errno : ENOTTY; /* no SG_GET_VERSION_NUM: not sg */
 				fprintf(stderr, "vaai-bench: %s: %s\n", devs[l],
 					f->fd < 0 ? strerror(e) : "not an sg v3 device");
 				if (f->fd >= 0)
 					close(f->fd);
 				kport_sg_close(s);
-				return -(e ? e : ENODEV);
+				return -e;
 			}
 			s->nfd++;
 		}

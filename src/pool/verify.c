@@ -7,7 +7,9 @@
  * checked against them: free + referenced extents = all extents when idle
  * (nothing reserved or waiting to be freed), and every extent waiting on the
  * free-after-durable queue is unreferenced, not yet free and queued once
- * (else it would be freed twice).
+ * (else it would be freed twice). Last, the space accounting counters (acct.c:
+ * holders' XOR, unshared per volume, referenced and map-referenced extents,
+ * sharing savings) against a recount (pool_acct_verify).
  */
 #include <errno.h>
 #include <stdlib.h>

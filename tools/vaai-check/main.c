@@ -2,7 +2,8 @@
  * vaai-check POOL: verify a pool offline. Reads both superblocks, the
  * checkpoint (crc, refcounts against references), replays the journal in
  * memory (every record checked against the state it applies to) and checks
- * every invariant (vpool_verify). A pool formatted with a journal file of its
+ * every invariant (vpool_verify, which also recounts the space accounting counters
+ * from scratch and reports each that differs, src/pool/acct.c). A pool formatted with a journal file of its
  * own is checked with POOL.journal (docs/design.md rule 12). Writes nothing. Exit 0 when consistent,
  * 1 with one line per problem otherwise, 2 on usage errors.
  */

@@ -86,6 +86,10 @@ struct vvol_info {
 	char serial[33];      /* unit serial, chosen at creation */
 	uint64_t mapped;      /* bytes of extents this volume references */
 	uint64_t unshared;    /* of those, bytes of extents no other reference shares (refcount 1) */
+	uint64_t exclusive;   /* bytes of extents all of whose references this volume holds
+				 (hydration sources counted with their redirected extent's volume):
+				 what deleting it frees, other volumes unchanged */
+	uint64_t shared;      /* mapped minus the bytes of its entries on its exclusive extents */
 };
 
 /* ---- pool lifecycle (control path: synchronous, runs the device's reactor) */

@@ -165,10 +165,11 @@ int pool_apply_hydrated(struct vpool *p, uint64_t pext, uint64_t src)
 	struct hydr_ent *h = pool_hydr(p, pext);
 	if (!h || h->src != src)
 		return -EUCLEAN;
+	uint32_t holder = pool_holder_src(h->idx);
 	pool_hydr_forget(p, pext);
 	if (p->hyd)
 		p->hyd->hydrated++;
-	return pool_ref_drop(p, src, POOL_HOLDER_SRC);
+	return pool_ref_drop(p, src, holder);
 }
 
 /* ---- one extent, its lock held by the caller */

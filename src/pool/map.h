@@ -57,6 +57,8 @@ struct vvol {
 	struct pool_map map; /* only through pool_map_* */
 	uint64_t mapped;     /* entries that are not 0 (kept by pool_map_set) */
 	uint64_t alone;      /* entries whose extent has no other reference (acct.c) */
+	uint64_t excl;       /* extents all of whose references this volume holds (acct.c) */
+	uint64_t excl_ent;   /* entries of this volume on those extents (acct.c) */
 };
 
 /* map.c: an empty map of n entries (v->n_vext = n); -ENOMEM. */

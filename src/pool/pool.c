@@ -374,6 +374,7 @@ int vpool_open_stores(struct vblk *dev, struct vblk *jdev, unsigned flags, struc
 	if (!p->refs || !p->partial || hmap_init(&p->validity, 64) < 0 ||
 	    hmap_init(&p->locks, 256) < 0 || hmap_init(&p->unshared, 16) < 0 ||
 	    hmap_init(&p->hydr, 16) < 0 || hmap_init(&p->hsrc, 16) < 0 ||
+	    hmap_init(&p->xdup, 16) < 0 ||
 	    hmap_init(&p->redo_pending, 64) < 0 || pool_acct_init(p) < 0 ||
 	    pool_hydrator_init(p) < 0 || pool_preback_init(p) < 0) {
 		pool_free_mem(p);
@@ -797,6 +798,8 @@ void vvol_get_info(const struct vvol *v, struct vvol_info *info)
 	snprintf(info->serial, sizeof(info->serial), "%s", v->serial);
 	info->mapped = v->mapped * v->pool->ext;
 	info->unshared = v->alone * v->pool->ext; /* acct.c */
+	info->exclusive = v->excl * v->pool->ext;
+	info->shared = (v->mapped - v->excl_ent) * v->pool->ext;
 }
 
 struct vpool *vvol_pool(const struct vvol *v) { return v->pool; }

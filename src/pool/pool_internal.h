@@ -126,6 +126,7 @@ struct vpool {
 	uint64_t checkpoint_ns; /* summed time of the completed ones */
 	struct hmap hydr;           /* pext -> struct hydr_ent (redirected, not yet hydrated) */
 	struct hmap hsrc;           /* source pext -> its source references (uintptr_t) */
+	struct hmap xdup;           /* acct.c: pext -> struct acct_xdup (its holders by volume) */
 	struct hydrator *hyd;       /* the background hydrator (hydrate.c) */
 	unsigned inflight; /* data requests in flight */
 	unsigned discards; /* freed extents being discarded (discard.c): counted as free */
@@ -298,8 +299,12 @@ void pool_ckpt_free(struct vpool *p);
 
 /* acct.c: space accounting (docs/snapshots.md section 6). A reference's holder: a
  * volume's map entry (slot + 1) or a hydration source reference. */
-#define POOL_HOLDER_SRC (1u << 31)
+#define POOL_HOLDER_SRC (1u << 31) /* | the slot + 1 of the redirected extent's volume */
 static inline uint32_t pool_holder_vol(uint16_t idx) { return (uint32_t)idx + 1; }
+static inline uint32_t pool_holder_src(uint16_t idx) { return POOL_HOLDER_SRC | pool_holder_vol(idx); }
+/* Before a map reference of x is added (pool_apply_map): room for it in x's holder
+ * list when x has a reference already; -ENOMEM, nothing changed. */
+int pool_acct_prepare(struct vpool *p, uint64_t x);
 int pool_acct_init(struct vpool *p); /* hx for p->n_ext extents; -ENOMEM */
 void pool_acct_free(struct vpool *p);
 void pool_acct_ref_added(struct vpool *p, uint64_t x, uint32_t holder);   /* after refs[x]++ */

@@ -150,10 +150,12 @@ int pool_ref_drop(struct vpool *p, uint64_t x, uint32_t holder)
 	if (p->refs[x] == 0) {
 		pool_validity_drop(p, x);
 		int rc = 0;
-		uint64_t src = pool_hydr_src(p, x);
-		if (src != UINT64_MAX) { /* freed before it was hydrated: its source reference goes */
+		struct hydr_ent *h = pool_hydr(p, x);
+		if (h) { /* freed before it was hydrated: its source reference goes */
+			uint64_t src = h->src;
+			uint32_t holder = pool_holder_src(h->idx);
 			pool_hydr_forget(p, x);
-			rc = pool_ref_drop(p, src, POOL_HOLDER_SRC);
+			rc = pool_ref_drop(p, src, holder);
 		}
 		if (rc == 0 && live)
 			rc = pool_free_after(p, x, vjournal_open_seq(p->j));
@@ -185,9 +187,13 @@ int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, 
 		if (p->refs[n] == UINT32_MAX)
 			return -EOVERFLOW;
 	}
-	/* First, as it is the step that may fail for want of memory (map.h); undone below
-	 * (which cannot fail: the entry's place exists now) if a later one fails. */
-	int rc = pool_map_set(v, vext, new1);
+	/* Room in the new extent's holder list (acct.c), then the map entry: the steps that
+	 * may fail for want of memory (map.h), before anything changed; the entry is undone
+	 * below (which cannot fail: its place exists now) if a later step fails. */
+	int rc = new1 && p->refs[new1 - 1] ? pool_acct_prepare(p, new1 - 1) : 0;
+	if (rc < 0)
+		return rc;
+	rc = pool_map_set(v, vext, new1);
 	if (rc < 0)
 		return rc;
 	if (new1) {

@@ -2,10 +2,13 @@
  * A pool's space accounting as JSON, one definition for every reporter
  * (vaai-sim `stats`, vaaictl status --json, the control socket):
  *   {"pool":{"size","capacity","extent","used","free","sharing_savings","hydrating"},
- *    "volumes":[{"name","size","block_size","mapped","unshared"}]}
+ *    "volumes":[{"name","size","block_size","mapped","unshared","exclusive","shared"}]}
  * size = backing store bytes, capacity = bytes available for data extents,
  * used + free = capacity, mapped = bytes of extents a volume references,
  * unshared = the part of mapped whose extents only this reference holds,
+ * exclusive = bytes of extents all of whose references the volume holds (what
+ * deleting it frees; XCOPY inside a volume keeps an extent exclusive, not
+ * unshared), shared = mapped minus the bytes of its entries on those extents,
  * sharing_savings = bytes the pool would need more without extent sharing
  * (sum over extents of (map references - 1) x extent size), hydrating = bytes
  * of redirected extents that still read part of their data from the shared
@@ -73,6 +76,8 @@ json_object *vpool_stats_json(const struct vpool *p)
 		json_object_object_add(vj, "block_size", json_object_new_uint64(vi.block_size));
 		json_object_object_add(vj, "mapped", json_object_new_uint64(vi.mapped));
 		json_object_object_add(vj, "unshared", json_object_new_uint64(vi.unshared));
+		json_object_object_add(vj, "exclusive", json_object_new_uint64(vi.exclusive));
+		json_object_object_add(vj, "shared", json_object_new_uint64(vi.shared));
 		json_object_array_add(vols, vj);
 	}
 	json_object_object_add(o, "volumes", vols);

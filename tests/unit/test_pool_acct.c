@@ -1,7 +1,8 @@
 /*
  * Unit tests of the space accounting counters (src/pool/acct.c, docs/snapshots.md
- * section 6 and build order step 2): vvol_get_info's `unshared` and vpool_get_stats'
- * `sharing_savings` are counters kept per reference change, no longer scans.
+ * section 6 and build order step 2): vvol_get_info's `unshared`, `exclusive` and
+ * `shared` and vpool_get_stats' `sharing_savings` are counters kept per reference
+ * change, no longer scans.
  *   - by hand: a sequence whose figures are known (XCOPY sharing between volumes and
  *     inside one, a write into a shared extent (redirect, hydration source), its
  *     hydration, UNMAP, volume delete), each figure checked;
@@ -64,6 +65,20 @@ static uint64_t unshared(struct vvol *v)
 	return vi.unshared;
 }
 
+/* exclusive and shared of v, in extents: X(v) == x && S(v) == s */
+static bool excl_shared(struct vvol *v, uint64_t x, uint64_t sh)
+{
+	struct vvol_info vi;
+	vvol_get_info(v, &vi);
+	if (vi.exclusive == x * EXT && vi.shared == sh * EXT)
+		return true;
+	fprintf(stderr, "volume %s: exclusive %llu shared %llu extents, expected %llu %llu\n",
+		vi.name, (unsigned long long)(vi.exclusive / EXT),
+		(unsigned long long)(vi.shared / EXT), (unsigned long long)x,
+		(unsigned long long)sh);
+	return false;
+}
+
 static uint64_t savings(struct env *e)
 {
 	struct vpool_stats st;
@@ -84,17 +99,21 @@ static void test_by_hand(void **state)
 	vpool_hydration_pause(e.p, true);
 	assert_int_equal(fill(&e, a, 0, 4 * EXT, 0x11), 0);
 	assert_true(unshared(a) == 4 * EXT && savings(&e) == 0);
+	assert_true(excl_shared(a, 4, 0));
 	/* a's extents 0, 1 shared into b */
 	assert_int_equal(vshare(&e, a, 0, b, 0, 2 * EXT), 0);
 	assert_true(unshared(a) == 2 * EXT && unshared(b) == 0 && savings(&e) == 2 * EXT);
+	assert_true(excl_shared(a, 2, 2) && excl_shared(b, 0, 2));
 	/* XCOPY inside a: extent 0 at a's extent 5 too (three references) */
 	assert_int_equal(vshare(&e, a, 0, a, 5 * EXT, EXT), 0);
 	assert_true(unshared(a) == 2 * EXT && savings(&e) == 3 * EXT);
+	assert_true(excl_shared(a, 2, 3));
 	check(&e);
 	/* a write into b's extent 0: redirected to a new private extent whose source is the
 	 * shared one; the source reference saves nothing */
 	assert_int_equal(fill(&e, b, 4096, 4096, 0x22), 0);
 	assert_true(unshared(b) == EXT && unshared(a) == 2 * EXT && savings(&e) == 2 * EXT);
+	assert_true(excl_shared(a, 2, 3) && excl_shared(b, 1, 1));
 	check(&e);
 	crash_and_recover(&e); /* replayed with the source reference */
 	a = vpool_volume_find(e.p, "a");
@@ -107,31 +126,42 @@ static void test_by_hand(void **state)
 	b = vpool_volume_find(e.p, "b");
 	vpool_hydration_pause(e.p, true);
 	assert_true(unshared(b) == EXT && unshared(a) == 2 * EXT && savings(&e) == 2 * EXT);
+	assert_true(excl_shared(a, 2, 3) && excl_shared(b, 1, 1));
 	check(&e);
 	/* hydrated: the source reference goes, a's extents 0 and 5 still share */
 	vpool_hydration_pause(e.p, false);
 	assert_int_equal(vpool_hydration_wait(e.p), 0);
 	assert_true(unshared(b) == EXT && unshared(a) == 2 * EXT && savings(&e) == 2 * EXT);
+	/* a's extent 0 held twice by a only: exclusive, not unshared */
+	assert_true(excl_shared(a, 3, 1) && excl_shared(b, 1, 1));
 	/* UNMAP of a's extent 5: a's extent 0 alone again */
 	assert_int_equal(vunmap(&e, a, 5 * EXT, EXT), 0);
 	assert_true(unshared(a) == 3 * EXT && savings(&e) == EXT);
+	assert_true(excl_shared(a, 3, 1));
 	check(&e);
 	/* both sides of a shared extent written before hydration: the extent has two source
 	 * references and no map reference left, and saves nothing */
 	vpool_hydration_pause(e.p, true);
 	assert_int_equal(vshare(&e, a, 2 * EXT, b, 2 * EXT, EXT), 0);
 	assert_true(unshared(a) == 2 * EXT && unshared(b) == EXT && savings(&e) == 2 * EXT);
+	assert_true(excl_shared(a, 2, 2) && excl_shared(b, 1, 2));
 	assert_int_equal(fill(&e, b, 2 * EXT, 4096, 0x33), 0);
 	assert_true(unshared(a) == 2 * EXT && unshared(b) == 2 * EXT && savings(&e) == EXT);
+	assert_true(excl_shared(a, 2, 2) && excl_shared(b, 2, 1));
 	assert_int_equal(fill(&e, a, 2 * EXT, 4096, 0x44), 0);
 	assert_true(unshared(a) == 3 * EXT && unshared(b) == 2 * EXT && savings(&e) == EXT);
+	assert_true(excl_shared(a, 3, 1) && excl_shared(b, 2, 1));
 	check(&e);
 	vpool_hydration_pause(e.p, false);
 	assert_int_equal(vpool_hydration_wait(e.p), 0);
 	assert_true(unshared(a) == 3 * EXT && unshared(b) == 2 * EXT && savings(&e) == EXT);
-	/* b deleted: a's extent 1 alone again */
+	assert_true(excl_shared(a, 3, 1) && excl_shared(b, 2, 1));
+	/* b deleted: it frees exactly its exclusive extents; a's extent 1 alone again */
+	uint64_t u0 = used(&e);
 	assert_int_equal(vpool_volume_delete(e.p, "b"), 0);
+	assert_int_equal(used(&e), u0 - 2 * EXT);
 	assert_true(unshared(a) == 4 * EXT && savings(&e) == 0);
+	assert_true(excl_shared(a, 4, 0));
 	env_close(&e);
 }
 

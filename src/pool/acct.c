@@ -5,10 +5,16 @@
  *
  * How this works. Every reference of a physical extent x has a holder: a volume's
  * map entry (holder id = slot + 1) or a redirected extent's hydration source
- * reference (POOL_HOLDER_SRC). hx[x] is the XOR of x's holders' ids, so when
- * refs[x] == 1 it names the one holder without a reverse map. The counters:
+ * reference (POOL_HOLDER_SRC | slot + 1 of the redirected extent's volume, its
+ * owner). hx[x] is the XOR of x's holders' ids, so when refs[x] == 1 it names the
+ * one holder without a reverse map. The counters:
  *   - v->alone: entries of v whose extent has no other reference (refs == 1 and
  *     the holder is a map entry): vvol_info's `unshared`;
+ *   - v->excl, v->excl_ent: extents all of whose holders v owns, and v's entries on
+ *     them (vvol_info's `exclusive`, and `shared` = mapped - excl_ent). An extent
+ *     with two references or more has a holder list by owner (struct acct_xdup in
+ *     p->xdup; room for the next holder is made by pool_acct_prepare before an
+ *     apply changes anything), so its owner is read before and after each change;
  *   - n_ref_ext: extents with a reference (any): the checkpoint-room bound;
  *   - n_mref_ext: extents with at least one *map* reference. Sharing saves
  *     total_refs - n_mref_ext extents (a hydration source's reference saves nothing:
@@ -16,7 +22,7 @@
  *     (map references - 1), what vpool_get_stats computed by a scan before.
  *     An extent's map references are refs[x] minus its source references, which
  *     hydrate.c counts per source (p->hsrc, only while redirected extents wait).
- * The three hooks are called by the one apply function that changes a reference
+ * The hooks are called by the one apply function that changes a reference
  * (records.c: pool_apply_map, pool_ref_drop), live and in replay alike; a
  * checkpoint load rebuilds everything from the maps (pool_acct_rebuild), and
  * pool_acct_verify recounts from scratch for vpool_verify (vaai-check, the crash

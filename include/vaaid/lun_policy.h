@@ -17,6 +17,7 @@
 
 #include "vaaid/covisible.h"
 #include "vaaid/pool.h"
+#include "vaaid/rbd_owner.h"
 #include "vaaid/scsi.h"
 #include "vaaid/tcmu_uio.h"
 
@@ -55,13 +56,15 @@ uint64_t vd_backstore_lun_init(struct scsi_lun *lun, struct vvol *v, const struc
 /*
  * ALUA ([alua], docs/ceph.md "ALUA") for bs's LUN: group 0 claims nothing. A pool
  * other gateways can serve too (shared: on RBD) reports this gateway's group in
- * state local and the peers' groups (owner's active/optimized, scsi_alua_configure);
+ * state local and the peers' groups as the pool's shared record rec says (NULL:
+ * none known; scsi_alua_configure);
  * a pool only this gateway reaches (a file) reports this gateway's group alone,
  * active/optimized, whatever local says: no other target port group leads to its
  * logical unit (SPC-4 5.16.2.1, 6.36).
  */
 void vd_backstore_alua(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
-		       unsigned n_peers, bool shared, uint8_t local, uint16_t owner);
+		       unsigned n_peers, bool shared, uint8_t local,
+		       const struct vblk_rbd_alua *rec);
 
 /* Is volume in p the one lun exports (the same NAA and block size)? *v: p's volume of
  * that name (NULL: none). */

@@ -102,15 +102,17 @@ int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struc
 }
 
 void vd_backstore_alua(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
-		       unsigned n_peers, bool shared, uint8_t local, uint16_t owner)
+		       unsigned n_peers, bool shared, uint8_t local,
+		       const struct vblk_rbd_alua *rec)
 {
 	if (!group)
 		return;
 	if (!shared) { /* only this gateway serves it: no peer group, never standby */
-		scsi_alua_configure(lun, group, NULL, 0, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
+		scsi_alua_configure(lun, group, NULL, 0, SCSI_ALUA_ACTIVE_OPTIMIZED, 0, NULL, 0);
 		return;
 	}
-	scsi_alua_configure(lun, group, peers, n_peers, local, owner);
+	scsi_alua_configure(lun, group, peers, n_peers, local, rec ? rec->owner : 0,
+			    rec ? rec->fenced : NULL, rec ? rec->n_fenced : 0);
 }
 
 bool vd_lun_same_volume(const struct scsi_lun *lun, struct vpool *p, const char *volume,

@@ -205,9 +205,6 @@ void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp);
  * this gateway's state, the other groups' from the pool's shared record (vp->alua).
  * Called around a takeover. */
 void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local);
-/* One look of the pool watch at one pool (vd_devices_watch does every pool): also
- * right after a takeover, so that the new owner's LUNs report the group it fenced. */
-void vd_devices_watch_pool(struct vd_devices *ds, struct vd_pool *vp);
 /* The pool watch's look (include/vaaid/pool_watch.h), from the main loop once per
  * VD_POOL_WATCH_PERIOD_NS: each active RBD pool's lock (lost: fenced, its LUNs
  * unavailable), each standby pool's owner group (changed: its LUNs' peer states

@@ -47,8 +47,8 @@ enum vd_watch_event {
 };
 /* One look at a pool's store: dev is the store of an active (or fenced) pool, or
  * the read-only view of a standby one (standby true); *rec is the shared ALUA
- * record (rbd_owner.h) known so far. An active store's lock is checked first;
- * then the record is read, through a client of the store's own when it is fenced
+ * record (rbd_owner.h) known so far (NULL: the lock only, for a pool without
+ * LUNs). An active store's lock is checked first; then the record is read, through a client of the store's own when it is fenced
  * (vblk_rbd_alua_get). A store not on RBD answers NONE; so does a read that fails
  * (the cluster does not answer): the next period looks again. From dev's reactor
  * thread, outside its callbacks (the reads run on voffload_run's worker). */

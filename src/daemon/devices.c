@@ -402,13 +402,17 @@ static bool pool_has_luns(const struct vd_devices *ds, const struct vd_pool *vp)
 	return false;
 }
 
-void vd_devices_watch_pool(struct vd_devices *ds, struct vd_pool *vp)
+/* One look of the pool watch at one pool. */
+static void watch_pool(struct vd_devices *ds, struct vd_pool *vp)
 {
 	/* a standby pool without LUNs has nothing to tell (and no view open) */
 	if (!vblk_rbd_spec(vp->path) || (vp->standby && !pool_has_luns(ds, vp)))
 		return;
+	/* without LUNs only the lock matters (a fenced pool then makes no client of
+	 * its own to read the record) */
 	struct vblk_rbd_alua rec = vp->alua;
-	unsigned ev = vd_store_watch(vp->standby ? vp->view_dev : vp->dev, vp->standby, &rec);
+	unsigned ev = vd_store_watch(vp->standby ? vp->view_dev : vp->dev, vp->standby,
+				     pool_has_luns(ds, vp) ? &rec : NULL);
 	if (ev == VD_WATCH_NONE)
 		return;
 	if (ev & VD_WATCH_FENCED) /* the store logged FENCED; `vaaictl status` shows "fenced" */
@@ -433,7 +437,7 @@ void vd_devices_watch(struct vd_devices *ds)
 {
 	struct vd_pools *ps = ds->env.pools;
 	for (unsigned i = 0; i < ps->n; i++)
-		vd_devices_watch_pool(ds, &ps->p[i]);
+		watch_pool(ds, &ps->p[i]);
 }
 
 void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp)
@@ -442,7 +446,7 @@ void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp)
 		struct vd_device *d = ds->d[i];
 		if (strcmp(d->pool, vp->name) || d->lost)
 			continue;
-		int rc = vd_lun_pool_served(&d->lun, vp->pool, d->volume);
+		int rc = vd_lun_pool_served(&d->lun, vp->pool, d->volume, &vp->alua);
 		d->vol = d->lun.vol; /* the pool's volume, or none: lost */
 		if (rc == 0)
 			continue;

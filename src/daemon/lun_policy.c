@@ -136,12 +136,16 @@ void vd_lun_bind_volume(struct scsi_lun *lun, struct vvol *v)
 		vaaid_lun_resize(lun, vi.size / vi.block_size);
 }
 
-int vd_lun_pool_served(struct scsi_lun *lun, struct vpool *pool, const char *volume)
+int vd_lun_pool_served(struct scsi_lun *lun, struct vpool *pool, const char *volume,
+		       const struct vblk_rbd_alua *rec)
 {
 	struct vvol *v;
 	if (vd_lun_same_volume(lun, pool, volume, &v)) {
 		vd_lun_bind_volume(lun, v);
-		if (lun->alua.enabled)
+		if (lun->alua.enabled && rec)
+			scsi_alua_set_record(lun, SCSI_ALUA_ACTIVE_OPTIMIZED, rec->owner, rec->fenced,
+					     rec->n_fenced);
+		else if (lun->alua.enabled)
 			scsi_alua_set_states(lun, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
 		return 0;
 	}

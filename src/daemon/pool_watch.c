@@ -56,7 +56,7 @@ unsigned vd_store_watch(struct vblk *dev, bool standby, struct vblk_rbd_alua *re
 	if (!standby && !dev->fenced && vblk_rbd_check_lock(dev) == 1)
 		ev |= VD_WATCH_FENCED;
 	struct vblk_rbd_alua now;
-	if (vblk_rbd_alua_get(dev, &now) == 0 && !vblk_rbd_alua_equal(&now, rec)) {
+	if (rec && vblk_rbd_alua_get(dev, &now) == 0 && !vblk_rbd_alua_equal(&now, rec)) {
 		*rec = now;
 		ev |= VD_WATCH_OWNER;
 	}

@@ -27,6 +27,12 @@
  *     client, every operation fails with -ESHUTDOWN (Ceph's EBLOCKLISTED);
  *     the pool then fails (a journal write that fails marks it failed) and
  *     acknowledges nothing more.
+ *   - The shared ALUA record (rbd_owner.h, docs/ceph.md "The shared ALUA
+ *     record"): right after taking the lock the holder writes its group as the
+ *     owner and marks the group whose lock it broke fenced; an open that finds
+ *     the lock held (standby) removes this gateway's own fenced mark (librbd
+ *     lets a client without the lock change metadata). vblk_rbd_alua_get reads
+ *     the record, through a look client of its own once the store is fenced.
  *   - Blocking calls: librados' and librbd's synchronous calls (connect,
  *     create, open, the read-only open of a standby pool's view, lock
  *     acquire, the takeover's lock break and blocklist, the owner record,
@@ -1055,13 +1061,23 @@ static int alua_blocking(void *arg)
 		}
 		img = d->look_img;
 	}
-	char keys[1024], vals[1024];
-	size_t kl = sizeof(keys), vl = sizeof(vals);
-	int rc = rbd_metadata_list(img, VBLK_RBD_ALUA_PREFIX, 16, keys, &kl, vals, &vl);
-	if (rc < 0)
-		return rc;
-	vblk_rbd_alua_parse(keys, kl, vals, vl, j->out);
-	return 0;
+	/* the record's keys sort first after the prefix: the owner and up to 8 fenced
+	 * groups, then perhaps vaaid.owner (VBLK_RBD_OWNER_MAX) and others; librbd says
+	 * how much it needs when the buffers are short (-ERANGE) */
+	size_t kl = 1024, vl = 4096;
+	for (int tries = 0;; tries++) {
+		char *keys = malloc(kl), *vals = malloc(vl);
+		int rc = keys && vals ? rbd_metadata_list(img, VBLK_RBD_ALUA_PREFIX,
+							   VBLK_RBD_ALUA_MAX_FENCED + 2, keys, &kl,
+							   vals, &vl)
+				      : -ENOMEM;
+		if (rc == 0)
+			vblk_rbd_alua_parse(keys, kl, vals, vl, j->out);
+		free(keys);
+		free(vals);
+		if (rc != -ERANGE || tries == 2)
+			return rc;
+	}
 }
 
 int vblk_rbd_alua_get(struct vblk *b, struct vblk_rbd_alua *out)

@@ -879,23 +879,20 @@ int simhost_takeover(struct simhost *h, int *lost)
 		vblk_close_live(dev);
 	if (rc < 0)
 		return engine_resume(h, rc);
-	/* as the daemon's vd_devices_pool_served: each LUN moves to the pool's volume
-	 * or is lost (no volume); then nothing points into the view: closed */
+	/* as the daemon's pool_takeover: the record the takeover wrote (the group it
+	 * fenced), then vd_devices_pool_served: each LUN moves to the pool's volume or
+	 * is lost (no volume); then nothing points into the view: closed */
+	if (h->alua_group)
+		vblk_rbd_alua_get(dev, &h->watch_rec);
 	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
 		if (h->luns[i].used && h->luns[i].dev &&
-		    vd_lun_pool_served(&h->luns[i].lun, pool, h->luns[i].vol) < 0)
+		    vd_lun_pool_served(&h->luns[i].lun, pool, h->luns[i].vol, &h->watch_rec) < 0)
 			++*lost;
 	vpool_close(h->pool);
 	vblk_close_live(h->dev);
 	h->pool = pool;
 	h->dev = dev;
 	h->standby = false;
-	/* as the daemon's vd_devices_watch_pool after a takeover: the record it wrote
-	 * (the group it fenced) */
-	unsigned ev = h->alua_group ? vd_store_watch(h->dev, false, &h->watch_rec) : 0;
-	for (int i = 0; ev != VD_WATCH_NONE && i < SIMHOST_MAX_LUNS; i++)
-		if (h->luns[i].used && h->luns[i].dev)
-			vd_lun_watch_apply(&h->luns[i].lun, ev, &h->watch_rec);
 	return engine_start(h);
 }
 

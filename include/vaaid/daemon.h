@@ -113,6 +113,10 @@ void vd_config_defaults(struct vd_config *c);
  * state directory) when the file does not name it.
  */
 int vd_config_load(struct vd_config *c, const char *path, char *err, size_t errlen);
+/* vd_config_load of <state_dir>/pools.conf, the pools `vaaictl pool create` recorded:
+ * the ones it adds get create = no unless their record says otherwise (a recorded
+ * pool whose store is missing is refused, never recreated empty). */
+int vd_config_load_recorded(struct vd_config *c, const char *path, char *err, size_t errlen);
 void vd_config_finish(struct vd_config *c);
 /* Names of pools and volumes: [A-Za-z0-9_.-], not starting with '.' or '-'. */
 bool vd_valid_name(const char *s, size_t max);
@@ -218,15 +222,25 @@ void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp);
 /*
  * The TCMU netlink callbacks (src/daemon/nl_events.c; tcmu_nl_open's ops), their
  * argument a struct vd_nl_target: events for backstores of a [tcmu] leave handler
- * get no reply (TCMU_NL_NO_REPLY), the others go to vd_device_add / _remove /
+ * get no reply (TCMU_NL_NO_REPLY) while that handler's daemon runs (refused when it
+ * does not: vd_handler_running), the others go to vd_device_add / _remove /
  * _reconfig, which serve the [tcmu] handler's and refuse any other.
  */
 struct tcmu_nl_ops;
 struct vd_nl_target {
 	struct vd_devices *devs;
 	const struct vd_tcmu_conf *tcmu;
+	const char *configfs_root; /* where the left handlers' daemons are looked for */
 };
 extern const struct tcmu_nl_ops vd_nl_ops;
+/*
+ * Handler liveness (src/daemon/handler_alive.c): vd_handler_hold marks this process
+ * as the one serving handler on configfs_root (an fd to keep open while netlink is
+ * listened to; -EADDRINUSE: another running daemon serves it). vd_handler_running:
+ * 1 when a process holds it, 0 when none does, -errno when it cannot tell.
+ */
+int vd_handler_hold(const char *configfs_root, const char *handler);
+int vd_handler_running(const char *configfs_root, const char *handler);
 /* Volume in use by an attached device? */
 bool vd_devices_uses(const struct vd_devices *ds, const char *pool, const char *volume);
 unsigned vd_devices_count(const struct vd_devices *ds);

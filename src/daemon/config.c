@@ -517,6 +517,20 @@ int vd_config_load(struct vd_config *c, const char *path, char *err, size_t errl
 	return 0;
 }
 
+int vd_config_load_recorded(struct vd_config *c, const char *path, char *err, size_t errlen)
+{
+	unsigned first = c->n_pools;
+	int rc = vd_config_load(c, path, err, errlen);
+	if (rc < 0)
+		return rc;
+	/* A recorded pool was made by `pool create`: its store missing at start means a
+	 * file system not mounted or a disk gone, never "make a new empty pool". */
+	for (unsigned i = first; i < c->n_pools; i++)
+		if (c->pools[i].create == VD_CREATE_AUTO)
+			c->pools[i].create = VD_CREATE_NO;
+	return 0;
+}
+
 void vd_config_finish(struct vd_config *c)
 {
 	struct vd_pool_conf *d = NULL;

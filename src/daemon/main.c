@@ -48,6 +48,7 @@ struct daemon {
 	struct vio_op metrics_op;
 	bool metrics_ready;
 	int sig_fd;
+	int handler_fd; /* vd_handler_hold's: this daemon serves [tcmu] handler here */
 	struct vio_op nl_op, sig_op, ctl_op, bus_op;
 	bool nl_ready, sig_ready, ctl_ready, bus_ready, stop;
 };
@@ -175,7 +176,8 @@ static int parse_args(struct daemon *dm, int argc, char **argv, bool *no_dbus)
 	/* pools created with vaaictl are remembered in the state directory */
 	char extra[VD_PATH_MAX + 32];
 	snprintf(extra, sizeof(extra), "%s/pools.conf", dm->conf.state_dir);
-	if (access(extra, F_OK) == 0 && vd_config_load(&dm->conf, extra, err, sizeof(err)) < 0) {
+	if (access(extra, F_OK) == 0 &&
+	    vd_config_load_recorded(&dm->conf, extra, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vaaid: %s\n", err);
 		return -EINVAL;
 	}
@@ -332,7 +334,8 @@ static int run(struct daemon *dm, bool no_dbus)
 	if (vd_devices_new(&env, &dm->devs) < 0)
 		return 1;
 	vd_devices_watch_pools(dm->devs);
-	dm->nl_target = (struct vd_nl_target){.devs = dm->devs, .tcmu = &dm->conf.tcmu};
+	dm->nl_target = (struct vd_nl_target){
+		.devs = dm->devs, .tcmu = &dm->conf.tcmu, .configfs_root = dm->conf.configfs_root};
 	rc = tcmu_nl_open(&vd_nl_ops, &dm->nl_target, &dm->nl);
 	if (rc == -ENOENT) {
 		vlog_err(NULL, "the kernel has no TCM-USER netlink family: load target_core_user "
@@ -341,6 +344,19 @@ static int run(struct daemon *dm, bool no_dbus)
 	}
 	if (rc < 0) {
 		vlog_err(NULL, "netlink: %s", strerror(-rc));
+		return 1;
+	}
+	/* listening now: the daemons that leave this handler keep silent from here on */
+	dm->handler_fd = vd_handler_hold(dm->conf.configfs_root, dm->conf.tcmu.handler);
+	if (dm->handler_fd == -EADDRINUSE) {
+		vlog_err(NULL, "another vaaid on this host serves user:%s backstores (both would "
+			 "answer every netlink event): not starting; give this one its own [tcmu] "
+			 "handler (docs/ceph.md)", dm->conf.tcmu.handler);
+		return 1;
+	}
+	if (dm->handler_fd < 0) {
+		vlog_err(NULL, "cannot mark handler user:%s as served here: %s",
+			 dm->conf.tcmu.handler, strerror(-dm->handler_fd));
 		return 1;
 	}
 	if (!tcmu_nl_replies(dm->nl))
@@ -410,6 +426,10 @@ static int run(struct daemon *dm, bool no_dbus)
 /* Stop and free whatever run() started (each part may be absent). */
 static void teardown(struct daemon *dm)
 {
+	/* netlink is no longer read: a daemon leaving this handler answers from now on */
+	if (dm->handler_fd >= 0)
+		close(dm->handler_fd);
+	dm->handler_fd = -1;
 	vd_metrics_stop(dm->metrics); /* first: its snapshot reads the devices and pools */
 	dm->metrics = NULL;
 	if (dm->devs) {
@@ -434,6 +454,7 @@ int main(int argc, char **argv)
 	if (!dm)
 		return 1;
 	dm->sig_fd = -1;
+	dm->handler_fd = -1;
 	if (parse_args(dm, argc, argv, &no_dbus) < 0) {
 		free(dm);
 		return 2;

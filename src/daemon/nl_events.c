@@ -8,43 +8,79 @@
  * two vaaids, each with its own handler name ([tcmu] handler; docs/ceph.md "Two
  * gateway identities on one host"): an event for a backstore of a handler named in
  * [tcmu] leave is the other daemon's, and gets no reply at all here
- * (TCMU_NL_NO_REPLY) -- neither served nor refused. Everything else goes to the
- * devices, which serve the own handler's backstores and refuse any other (the
- * reply carries the refusal, so that an unknown handler never hangs the writer).
+ * (TCMU_NL_NO_REPLY) -- neither served nor refused -- while that daemon runs
+ * (vd_handler_running: src/daemon/handler_alive.c). When it does not run, nobody
+ * else would answer: this daemon answers in its place (ADDED and RECONFIG refused
+ * with -ENODEV, REMOVED 0: nothing holds the device), so that the configfs write
+ * fails at once instead of waiting for ever. Everything else goes to the devices,
+ * which serve the own handler's backstores and refuse any other (the reply carries
+ * the refusal, so that an unknown handler never hangs the writer).
  */
+#include <errno.h>
+
 #include "vaaid/daemon.h"
 #include "vaaid/tcmu_nl.h"
 #include "vaaid/util.h"
 
-/* The event's device belongs to a handler this daemon leaves alone. */
-static bool left(const struct vd_nl_target *t, const struct tcmu_nl_event *ev)
+enum left_as { NOT_LEFT, LEFT_RUNNING, LEFT_NOT_RUNNING };
+
+/* Is the event's device of a handler this daemon leaves alone, and does that
+ * handler's daemon run? */
+static enum left_as left(const struct vd_nl_target *t, const struct tcmu_nl_event *ev)
 {
 	struct tcmu_uio_name un;
 	if (tcmu_parse_uio_name(ev->device, &un) < 0 ||
 	    vd_handler_claim(t->tcmu, un.subtype) != VD_HANDLER_LEAVE)
-		return false;
+		return NOT_LEFT;
+	int run = vd_handler_running(t->configfs_root ? t->configfs_root : "", un.subtype);
+	if (run == 0) {
+		vlog_warn(un.dev, "%s is user:%s, whose daemon is not running on this host ([tcmu] "
+			  "leave): answered here (ADDED and RECONFIG refused)", un.dev, un.subtype);
+		return LEFT_NOT_RUNNING;
+	}
+	/* running, or it cannot be told (then as before: the other daemon's to answer) */
 	vlog_debug(un.dev, "%s is user:%s: another daemon's ([tcmu] leave), not answered", un.dev,
 		   un.subtype);
-	return true;
+	return LEFT_RUNNING;
 }
 
 static int added(void *arg, const struct tcmu_nl_event *ev)
 {
 	const struct vd_nl_target *t = arg;
-	return left(t, ev) ? TCMU_NL_NO_REPLY : vd_device_add(t->devs, ev->device, ev->minor, false);
+	switch (left(t, ev)) {
+	case LEFT_RUNNING:
+		return TCMU_NL_NO_REPLY;
+	case LEFT_NOT_RUNNING:
+		return -ENODEV;
+	default:
+		return vd_device_add(t->devs, ev->device, ev->minor, false);
+	}
 }
 
 static int removed(void *arg, const struct tcmu_nl_event *ev)
 {
 	const struct vd_nl_target *t = arg;
-	return left(t, ev) ? TCMU_NL_NO_REPLY : vd_device_remove(t->devs, ev->device);
+	switch (left(t, ev)) {
+	case LEFT_RUNNING:
+		return TCMU_NL_NO_REPLY;
+	case LEFT_NOT_RUNNING:
+		return 0;
+	default:
+		return vd_device_remove(t->devs, ev->device);
+	}
 }
 
 static int reconfig(void *arg, const struct tcmu_nl_event *ev)
 {
 	const struct vd_nl_target *t = arg;
-	if (left(t, ev))
+	switch (left(t, ev)) {
+	case LEFT_RUNNING:
 		return TCMU_NL_NO_REPLY;
+	case LEFT_NOT_RUNNING:
+		return -ENODEV;
+	default:
+		break;
+	}
 	int wc = ev->writecache;
 	return vd_device_reconfig(t->devs, ev->device, ev->has_cfg ? ev->cfg : NULL,
 				  ev->has_size ? &ev->size : NULL, ev->has_writecache ? &wc : NULL);

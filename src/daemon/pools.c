@@ -1,6 +1,7 @@
 /*
  * The daemon's pools: open every configured pool at start (a missing file is
- * created sparse and formatted, unless [pool] create = no), create new ones on
+ * created sparse and formatted, unless [pool] create = no, the default for the
+ * pools pools.conf records: vd_config_load_recorded), create new ones on
  * request (a new sparse file; with force, also an existing block device or
  * file that holds no vaaid pool and is not in use), close at exit. A pool in a
  * regular file keeps its journal in a file of its own, <path>.journal
@@ -249,7 +250,9 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 			else {
 				rc = -ENOENT;
 				snprintf(err, errlen, "pool '%s': %s does not exist (create = no in "
-					 "[pool %s])", vp->name, vp->path, vp->name);
+					 "[pool %s], the default for pools `vaaictl pool create` "
+					 "recorded in pools.conf: is its file system mounted?)",
+					 vp->name, vp->path, vp->name);
 			}
 		}
 		if (rc < 0)

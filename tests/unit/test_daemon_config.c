@@ -234,6 +234,31 @@ static void test_missing_file(void **state)
 }
 
 /*
+ * <state_dir>/pools.conf (vd_config_load_recorded): the pools it adds are refused
+ * when their store is missing (create = no) unless their record names create;
+ * the pools of vaaid.conf keep theirs.
+ */
+static void test_recorded_pools(void **state)
+{
+	(void)state;
+	struct vd_config c;
+	char err[512] = "";
+	assert_int_equal(load("[pool a]\npath = /srv/a.pool\n", &c, err, sizeof(err)), 0);
+	struct file f;
+	write_conf(&f, "[pool b]\npath = /srv/b.pool\nsize = 1073741824\n"
+		       "[pool c]\npath = /srv/c.pool\ncreate = yes\n");
+	assert_int_equal(vd_config_load_recorded(&c, f.path, err, sizeof(err)), 0);
+	unlink(f.path);
+	assert_int_equal(c.n_pools, 3);
+	assert_string_equal(c.pools[0].name, "a");
+	assert_int_equal(c.pools[0].create, VD_CREATE_AUTO);
+	assert_string_equal(c.pools[1].name, "b");
+	assert_int_equal(c.pools[1].create, VD_CREATE_NO);
+	assert_string_equal(c.pools[2].name, "c");
+	assert_int_equal(c.pools[2].create, VD_CREATE_YES);
+}
+
+/*
  * The commented default configuration the package installs as
  * /etc/vaaid/vaaid.conf (tools/dist/vaaid.conf; VAAID_DIST_CONF is set by the
  * top-level CMakeLists.txt): as shipped it changes nothing; with every
@@ -353,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_shipped_file),
 		cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_recorded_pools),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

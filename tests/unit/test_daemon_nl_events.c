@@ -3,8 +3,13 @@
  * tcmu_nl_handle, as the kernel sends them, with two vaaids on one host in mind
  * (vaaid.conf [tcmu], docs/ceph.md "Two gateway identities on one host"): this
  * daemon serves user:vaai and leaves user:vaaib to the other one.
- *  - ADDED / REMOVED / RECONFIG of a user:vaaib backstore: no reply at all (the
- *    kernel takes the other daemon's), and nothing is served;
+ *  - ADDED / REMOVED / RECONFIG of a user:vaaib backstore while its daemon runs
+ *    (holds its name: vd_handler_hold): no reply at all (the kernel takes the other
+ *    daemon's), and nothing is served;
+ *  - the same while no daemon serves user:vaaib: answered here (ADDED and RECONFIG
+ *    -ENODEV, REMOVED 0), so that the configfs write does not wait for ever;
+ *  - vd_handler_hold: one holder per handler and configfs root; the name goes with
+ *    the holder's fd;
  *  - ADDED of an unknown handler (user:other): still refused, with a reply
  *    (-ENOENT, "not user:vaai"), so that the configfs writer never waits for ever;
  *    its REMOVED answered 0, its RECONFIG -ENODEV;
@@ -19,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -52,13 +58,16 @@ static struct env *env_new(const char *handler, const char *leave)
 	snprintf(e->conf.tcmu.leave[0], sizeof(e->conf.tcmu.leave[0]), "%s", leave);
 	e->conf.tcmu.n_leave = 1;
 	snprintf(e->conf.sysfs_root, sizeof(e->conf.sysfs_root), "/nonexistent");
-	snprintf(e->conf.configfs_root, sizeof(e->conf.configfs_root), "/nonexistent");
+	/* a root of this process's own: parallel runs of this test never meet */
+	snprintf(e->conf.configfs_root, sizeof(e->conf.configfs_root), "/nonexistent/nl_events.%d",
+		 (int)getpid());
 	assert_int_equal(vreactor_create(16, &e->r), 0);
 	char err[1200];
 	assert_int_equal(vd_pools_open(&e->pools, &e->conf, e->r, err, sizeof(err)), 0);
 	struct vd_env de = {.r = e->r, .pools = &e->pools, .conf = &e->conf};
 	assert_int_equal(vd_devices_new(&de, &e->devs), 0);
-	e->t = (struct vd_nl_target){.devs = e->devs, .tcmu = &e->conf.tcmu};
+	e->t = (struct vd_nl_target){
+		.devs = e->devs, .tcmu = &e->conf.tcmu, .configfs_root = e->conf.configfs_root};
 	return e;
 }
 
@@ -119,11 +128,52 @@ static void test_left_handler_unanswered(void **state)
 {
 	(void)state;
 	struct env *e = env_new("vaai", "vaaib");
+	int other = vd_handler_hold(e->conf.configfs_root, "vaaib"); /* the other daemon */
+	assert_true(other >= 0);
 	const char *b = "tcm-user/1/gwb/vaaib/ceph/vol0";
 	expect_no_reply(e, TCMU_CMD_ADDED_DEVICE, b);
 	expect_no_reply(e, TCMU_CMD_RECONFIG_DEVICE, b);
 	expect_no_reply(e, TCMU_CMD_REMOVED_DEVICE, b);
+	close(other);
 	env_free(e);
+}
+
+static void test_left_handler_not_running(void **state)
+{
+	(void)state;
+	struct env *e = env_new("vaai", "vaaib");
+	const char *b = "tcm-user/1/gwb/vaaib/ceph/vol0";
+	expect_reply(e, TCMU_CMD_ADDED_DEVICE, b, TCMU_CMD_ADDED_DEVICE_DONE, -ENODEV,
+		     "user:vaaib, whose daemon is not running on this host");
+	expect_reply(e, TCMU_CMD_RECONFIG_DEVICE, b, TCMU_CMD_RECONFIG_DEVICE_DONE, -ENODEV,
+		     "not running");
+	expect_reply(e, TCMU_CMD_REMOVED_DEVICE, b, TCMU_CMD_REMOVED_DEVICE_DONE, 0, "not running");
+	/* the other daemon starts: silent again; it stops: answered again */
+	int other = vd_handler_hold(e->conf.configfs_root, "vaaib");
+	assert_true(other >= 0);
+	expect_no_reply(e, TCMU_CMD_ADDED_DEVICE, b);
+	close(other);
+	expect_reply(e, TCMU_CMD_ADDED_DEVICE, b, TCMU_CMD_ADDED_DEVICE_DONE, -ENODEV, "not running");
+	env_free(e);
+}
+
+static void test_handler_hold(void **state)
+{
+	(void)state;
+	char root[64];
+	snprintf(root, sizeof(root), "/nonexistent/hold.%d", (int)getpid());
+	assert_int_equal(vd_handler_running(root, "vaai"), 0);
+	int a = vd_handler_hold(root, "vaai");
+	assert_true(a >= 0);
+	assert_int_equal(vd_handler_running(root, "vaai"), 1);
+	assert_int_equal(vd_handler_hold(root, "vaai"), -EADDRINUSE); /* a second daemon */
+	/* another handler, or the same handler on another configfs root, is free */
+	assert_int_equal(vd_handler_running(root, "vaaib"), 0);
+	char other_root[80];
+	snprintf(other_root, sizeof(other_root), "%s/x", root);
+	assert_int_equal(vd_handler_running(other_root, "vaai"), 0);
+	close(a);
+	assert_int_equal(vd_handler_running(root, "vaai"), 0);
 }
 
 static void test_unknown_handler_refused(void **state)
@@ -149,8 +199,11 @@ static void test_second_daemon(void **state)
 {
 	(void)state;
 	struct env *e = env_new("vaaib", "vaai");
+	int other = vd_handler_hold(e->conf.configfs_root, "vaai");
+	assert_true(other >= 0);
 	expect_no_reply(e, TCMU_CMD_ADDED_DEVICE, "tcm-user/1/a/vaai/ceph/vol0");
 	expect_no_reply(e, TCMU_CMD_REMOVED_DEVICE, "tcm-user/1/a/vaai/ceph/vol0");
+	close(other);
 	expect_reply(e, TCMU_CMD_ADDED_DEVICE, "tcm-user/1/b/vaaib/ceph/vol0",
 		     TCMU_CMD_ADDED_DEVICE_DONE, -ENOENT, "unknown pool 'ceph'");
 	expect_reply(e, TCMU_CMD_ADDED_DEVICE, "tcm-user/1/x/other/ceph/vol0",
@@ -164,6 +217,8 @@ int main(void)
 		cmocka_unit_test(test_left_handler_unanswered),
 		cmocka_unit_test(test_unknown_handler_refused),
 		cmocka_unit_test(test_second_daemon),
+		cmocka_unit_test(test_left_handler_not_running),
+		cmocka_unit_test(test_handler_hold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,32 +71,14 @@ stop_b() {
 cleanup() {
 	local rc=$?
 	set +e
-	# A backstore's removal waits (uninterruptibly) for its daemon's netlink reply,
-	# and the other daemon leaves it alone: both must answer while LIO is cleared.
-	if [ -d "$C/core/user_2" ] && ! b_alive && [ -f "$work/b.conf" ]; then
-		log "vaaid B is gone: started again to answer for its backstore's removal"
-		if ! launch_b; then
-			# nobody would answer for user:vaaib (A leaves it): A without [tcmu]
-			# leave answers instead, or lio_clear would hang the guest
-			rc=1
-			log "vaaid B cannot start: A restarted without [tcmu] leave"
-			( stop_vaaid )
-			grep -v '^leave = ' "$work/a.conf" >"$work/a-noleave.conf"
-			echo "$work/a-noleave.conf" >"$work/a.path"
-			STATE=$ASTATE VAAID_CONFIG_PATHFILE=$work/a.path launch_vaaid
-			wait_sock /run/vaaid/control "$(cat "$VAAID_PIDFILE")" || rc=1
-		fi
-	fi
-	if [ -d "$C/core/user_1" ] && [ -z "$(vaaid_pid)" ] && [ -f "$work/a.conf" ]; then
-		log "vaaid A is gone: started again to answer for its backstore's removal"
-		STATE=$ASTATE VAAID_CONFIG_PATHFILE=$work/a.path launch_vaaid
-		wait_sock /run/vaaid/control "$(cat "$VAAID_PIDFILE")" || rc=1
-	fi
+	# A backstore's removal waits for a netlink reply; with one daemon gone the other
+	# answers in its place (src/daemon/handler_alive.c), with none the kernel waits
+	# for nobody: LIO is cleared whichever daemons still run.
 	lio_clear
 	( stop_b ) || rc=1
 	( stop_vaaid ) || rc=1 # A
 	/vaaid/scripts/ceph/cluster stop "$CEPHDIR" && rm -rf "$CEPHDIR" # (start wants a new DIR)
-	rm -rf "$work" "$ASTATE" "$BSTATE" "$(dirname "$BSOCK")"
+	rm -rf "$work" "$ASTATE" "$ASTATE-c" "$BSTATE" "$(dirname "$BSOCK")"
 	( start_vaaid ) || rc=1 # the run's own daemon, as the next test expects it
 	log "guest time of the test: $(( $(date +%s) - t_start )) s"
 	exit $rc
@@ -249,4 +231,34 @@ log "A noticed the fence with no I/O in $(( $(date +%s) - t0 )) s: RTPG through 
 s=$(sense "$sga" "$READ10" 4096)
 [ "$s" = "02 key=2 asc=04 ascq=0c" ] || die "READ through A (fenced): $s, expected NOT READY 04h/0Ch"
 log "A fenced: READ NOT READY 04h/0Ch (unavailable); RTPG through A $(states "$ra"), through B $(states "$rb")"
+
+# One daemon per handler on a host (src/daemon/handler_alive.c): a third vaaid with
+# A's handler (a pool of its own) is refused before it answers any event
+CSTATE=$ASTATE-c # (O_DIRECT: not on /tmp's tmpfs)
+mkdir -p "$CSTATE"
+printf '[pool default]\npath = %s/d.pool\nsize = 64M\n[tcmu]\nhandler = vaai\n' "$CSTATE" >"$work/c.conf"
+st=0
+timeout 120 "$VAAID" --config "$work/c.conf" --state-dir "$CSTATE" --control-socket "$work/c.sock" \
+	--no-dbus >"$work/c.log" 2>&1 || st=$?
+[ "$st" = 1 ] && grep -q "another vaaid on this host serves user:vaai backstores" "$work/c.log" ||
+	die "a second vaaid for user:vaai: exit $st, $(tail -3 "$work/c.log")"
+log "a second vaaid for user:vaai refused: $(grep -o 'another vaaid[^(]*' "$work/c.log")"
+
+# [tcmu] leave with the other daemon stopped: A answers in B's place, so that a
+# configfs write never waits for a reply nobody sends. B stopped, enabling a new
+# user:vaaib backstore is refused at once (A replies -ENODEV; Debian 12's kernel
+# makes the write fail with EIO), and removing B's is answered (in cleanup).
+stop_b
+d=$C/core/user_2/gwb2
+mkdir -p "$d"
+echo -n "dev_config=vaaib/gw/vol0" >"$d/control"
+echo -n "dev_size=$SIZE" >"$d/control"
+t0=$(date +%s)
+if timeout 120 sh -c "echo 1 >'$d/enable'" 2>"$work/enable.err"; then
+	die "enable of a user:vaaib backstore succeeded with vaaid B stopped"
+fi
+rmdir "$d"
+grep -q "gwb2 is user:vaaib, whose daemon is not running on this host" "$OUT/vaaid.log" ||
+	die "A's log does not say it answered for user:vaaib"
+log "B stopped: enabling a user:vaaib backstore refused by A in $(( $(date +%s) - t0 )) s ($(cat "$work/enable.err"))"
 log "two gateways ok"

@@ -11,7 +11,9 @@
  *   vaai.c      WRITE SAME / UNMAP / COMPARE AND WRITE (scripts/bench/vaai)
  *   xcopy.c     EXTENDED COPY vs host copy (scripts/bench/xcopy)
  *   mixed.c     a mixed load on two LUNs whose counters must equal the generator's
- *               own counts (scripts/bench/counters-exact); mixed_check.c compares
+ *               own counts (scripts/bench/counters-exact); mixed_check.c compares;
+ *               mixed_sg.c runs it through /dev/sgN of a real kernel (--sg)
+ *   kport_sg.c  the kernel port of /dev/sgN (kport.h; flow.c has simhost's)
  *   scrape.c    the metrics endpoint (vaaid's) scraped while every LUN is loaded
  *               (scripts/bench/scrape-host)
  *   main.c      subcommand dispatch and the helpers below

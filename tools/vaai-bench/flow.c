@@ -1,10 +1,11 @@
 /*
- * vaai-bench: flows of commands through simhost, one command waited for, a
- * LUN's limits (flow.h).
+ * vaai-bench: flows of commands through a kernel port (kport.h: simhost's
+ * simulated kernel or /dev/sgN), one command waited for, a LUN's limits
+ * (flow.h).
  *
- * How this file works: flows_run() loops: every flow that may still produce
- * fills its LUN's ring up to its qd (a command the ring refuses, -EAGAIN, waits
- * in the flow's `pend` until completions made room), then one simhost_reap()
+ * How this file works: kflows_run() loops: every flow that may still produce
+ * fills its LUN's queue up to its qd (a command the port refuses, -EAGAIN, waits
+ * in the flow's `pend` until completions made room), then one reap of the port
  * collects completions of any LUN; each goes to the flow that submitted it (its
  * LUN and tag) and to that flow's done(). The loop ends when nothing is in
  * flight in any flow.
@@ -24,8 +25,24 @@ void print_sense(const char *what, const struct simk_result *r)
 		r->status, r->sense[2] & 0xf, r->sense[12], r->sense[13]);
 }
 
-/* Fill f's ring up to its qd. 0, or -errno. */
-static int flow_fill(struct simhost *h, struct flow *f)
+static int simhost_port_submit(void *ctx, int lun, const uint8_t *cdb, size_t cdb_len,
+			       const void *out, size_t out_len, size_t in_len, uint64_t *tag)
+{
+	return simhost_submit(ctx, lun, cdb, cdb_len, out, out_len, in_len, tag);
+}
+
+static int simhost_port_reap(void *ctx, struct simhost_result *res, unsigned max, int timeout_ms)
+{
+	return simhost_reap(ctx, res, max, timeout_ms);
+}
+
+struct kport kport_simhost(struct simhost *h)
+{
+	return (struct kport){.submit = simhost_port_submit, .reap = simhost_port_reap, .ctx = h};
+}
+
+/* Fill f's queue up to its qd. 0, or -errno. */
+static int flow_fill(const struct kport *k, struct flow *f)
 {
 	if (f->deadline > 0 && bench_now() >= f->deadline)
 		f->producing = false;
@@ -43,7 +60,7 @@ static int flow_fill(struct simhost *h, struct flow *f)
 		while (f->slot[i].busy)
 			i++;
 		double t = bench_now();
-		int s = simhost_submit(h, f->lun, f->pend.cdb, f->pend.cdb_len, f->pend.out,
+		int s = k->submit(k->ctx, f->lun, f->pend.cdb, f->pend.cdb_len, f->pend.out,
 				       f->pend.out_len, f->pend.in_len, &f->pend.tag);
 		if (s == -EAGAIN)
 			break; /* the ring or its data area is full: reap first */
@@ -82,7 +99,7 @@ static int flow_complete(struct flow *f, unsigned n, const struct simhost_result
 	return -EPROTO; /* a completion no flow submitted */
 }
 
-int flows_run(struct simhost *h, struct flow *f, unsigned n)
+int kflows_run(const struct kport *k, struct flow *f, unsigned n)
 {
 	int rc = 0;
 	for (unsigned j = 0; j < n; j++) {
@@ -99,7 +116,7 @@ int flows_run(struct simhost *h, struct flow *f, unsigned n)
 	while (!rc) {
 		unsigned inflight = 0;
 		for (unsigned j = 0; j < n && !rc; j++) {
-			rc = flow_fill(h, &f[j]);
+			rc = flow_fill(k, &f[j]);
 			inflight += f[j].inflight;
 		}
 		if (rc)
@@ -112,7 +129,7 @@ int flows_run(struct simhost *h, struct flow *f, unsigned n)
 		}
 		struct simhost_result res[64];
 		/* 0: nothing within 1 s; give up after 60 s without any completion */
-		int got = simhost_reap(h, res, 64, 1000);
+		int got = k->reap(k->ctx, res, 64, 1000);
 		if (got < 0) {
 			rc = got;
 			break;
@@ -133,7 +150,8 @@ int flows_run(struct simhost *h, struct flow *f, unsigned n)
 			simhost_result_free(&res[k]);
 		}
 	}
-	/* on an error, simhost_close waits for what is still in flight */
+	/* on an error, closing the port (simhost_close, kport_sg_close) waits for what is
+	 * still in flight */
 	for (unsigned j = 0; j < n; j++) {
 		free(f[j].slot);
 		f[j].slot = NULL;
@@ -141,17 +159,23 @@ int flows_run(struct simhost *h, struct flow *f, unsigned n)
 	return rc;
 }
 
-/* One command, waited for: 0 (GOOD, data-in copied to in), the SCSI status (> 0), or -errno. */
-int cmd_sync(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len, void *in,
-	     size_t in_len)
+int flows_run(struct simhost *h, struct flow *f, unsigned n)
 {
-	int rc = simhost_submit(h, lun, cdb, cdb_len, NULL, 0, in_len, NULL);
+	struct kport k = kport_simhost(h);
+	return kflows_run(&k, f, n);
+}
+
+/* One command, waited for: 0 (GOOD, data-in copied to in), the SCSI status (> 0), or -errno. */
+int kcmd_sync(const struct kport *k, int lun, const uint8_t *cdb, size_t cdb_len, const void *out,
+	      size_t out_len, void *in, size_t in_len)
+{
+	int rc = k->submit(k->ctx, lun, cdb, cdb_len, out, out_len, in_len, NULL);
 	if (rc < 0)
 		return rc;
 	struct simhost_result r;
 	int n = 0;
-	for (int tries = 0; n == 0 && tries < 60; tries++)
-		n = simhost_reap(h, &r, 1, 1000);
+	for (int tries = 0; n == 0 && tries < 120; tries++)
+		n = k->reap(k->ctx, &r, 1, 1000);
 	if (n <= 0)
 		return n < 0 ? n : -ETIMEDOUT;
 	rc = r.r.status;
@@ -163,13 +187,26 @@ int cmd_sync(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len, voi
 	return rc;
 }
 
-/* INQUIRY VPD B0h, READ CAPACITY (16). */
+int cmd_sync(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len, void *in,
+	     size_t in_len)
+{
+	struct kport k = kport_simhost(h);
+	return kcmd_sync(&k, lun, cdb, cdb_len, NULL, 0, in, in_len);
+}
+
 int lun_limits(struct simhost *h, int lun, struct lun_limits *l)
+{
+	struct kport k = kport_simhost(h);
+	return klun_limits(&k, lun, l);
+}
+
+/* INQUIRY VPD B0h, READ CAPACITY (16). */
+int klun_limits(const struct kport *k, int lun, struct lun_limits *l)
 {
 	/* INQUIRY with EVPD=1, PAGE CODE B0h, ALLOCATION LENGTH 64 (SPC-4 6.6.1). */
 	const uint8_t inq[6] = {0x12, 0x01, 0xB0, 0x00, 64, 0};
 	uint8_t b[64] = {0};
-	int rc = cmd_sync(h, lun, inq, sizeof(inq), b, sizeof(b));
+	int rc = kcmd_sync(k, lun, inq, sizeof(inq), NULL, 0, b, sizeof(b));
 	if (rc)
 		return rc < 0 ? rc : -EIO;
 	/* SBC-4 6.6.4: PAGE LENGTH 3Ch. */
@@ -184,7 +221,7 @@ int lun_limits(struct simhost *h, int lun, struct lun_limits *l)
 	/* READ CAPACITY (16): SERVICE ACTION IN (16) 9Eh / 10h, ALLOCATION LENGTH 32 (SBC-4 5.23). */
 	const uint8_t rc16[16] = {0x9E, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0};
 	uint8_t c[32] = {0};
-	rc = cmd_sync(h, lun, rc16, sizeof(rc16), c, sizeof(c));
+	rc = kcmd_sync(k, lun, rc16, sizeof(rc16), NULL, 0, c, sizeof(c));
 	if (rc)
 		return rc < 0 ? rc : -EIO;
 	l->nblocks = scsi_get_be64(c) + 1;

@@ -1,7 +1,8 @@
 /*
  * vaai-bench: the kernel side of the engine benchmarks (vaai.c, mixed.c).
  *
- * A flow keeps up to qd commands queued in one LUN's ring (simhost_submit),
+ * A flow keeps up to qd commands queued on one LUN of a kernel port (kport.h:
+ * simhost's ring, or /dev/sgN),
  * asks its producer (next) for each new command and hands every completion to
  * its consumer (done). flows_run() drives several flows at once, on the same
  * or different LUNs, until each has nothing more to send (or its deadline has
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kport.h"
 #include "simhost.h"
 
 #define BENCH_MAX_BLOCK 4096u /* the largest logical block the benchmarks handle */
@@ -50,15 +52,18 @@ struct flow {
 };
 
 /* Run n flows at once (see above); 0 or the first error (-errno, or a done()'s < 0). */
-int flows_run(struct simhost *h, struct flow *f, unsigned n);
+int kflows_run(const struct kport *k, struct flow *f, unsigned n);
+int flows_run(struct simhost *h, struct flow *f, unsigned n); /* through simhost */
 static inline int flow_run(struct simhost *h, struct flow *f) { return flows_run(h, f, 1); }
 
 /* status 0x.. sense key asc/ascq of an answer, on stderr, after "vaai-bench: what: ". */
 void print_sense(const char *what, const struct simk_result *r);
 
 /* One command, waited for: 0 (GOOD, data-in copied to in), the SCSI status (> 0), or -errno. */
+int kcmd_sync(const struct kport *k, int lun, const uint8_t *cdb, size_t cdb_len, const void *out,
+	      size_t out_len, void *in, size_t in_len);
 int cmd_sync(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_len, void *in,
-	     size_t in_len);
+	     size_t in_len); /* through simhost, no data-out */
 
 /* What the LUN advertises (through the ring, as an initiator learns it). */
 struct lun_limits {
@@ -70,6 +75,7 @@ struct lun_limits {
 	uint8_t max_caw;          /* VPD B0 MAXIMUM COMPARE AND WRITE LENGTH */
 };
 /* INQUIRY VPD B0h and READ CAPACITY (16): two commands, each waited for. */
-int lun_limits(struct simhost *h, int lun, struct lun_limits *l);
+int klun_limits(const struct kport *k, int lun, struct lun_limits *l);
+int lun_limits(struct simhost *h, int lun, struct lun_limits *l); /* through simhost */
 
 #endif

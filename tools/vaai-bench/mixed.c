@@ -67,7 +67,7 @@
 #include "vaaid/scsi.h"
 
 #define MIB (1ull << 20)
-#define NLUN 2
+#define NLUN MIXED_LUNS
 #define VOL_SIZE (64 * MIB)
 #define VOL_BLOCK 512u
 #define POOL_SIZE (512 * MIB)
@@ -565,14 +565,6 @@ static void report(const struct mixed *m, int lun)
 
 /* ---------------------------------------------------------------- setup, run */
 
-struct mcfg {
-	const char *dir;
-	double runtime;
-	unsigned qd;
-	uint64_t seed;
-	bool keep;
-};
-
 static int lflow_init(struct lflow *lf, struct mixed *m, int lun)
 {
 	lf->m = m;
@@ -598,19 +590,35 @@ static void lflow_free(struct lflow *lf)
 	free(lf->data);
 }
 
+/* LBAs [0, CAW_BLOCKS) of a LUN written with zeros (version 0 of every CAW block,
+ * whatever the LUN held before: a real LUN may have been written), MAX_IO blocks
+ * per WRITE(16), each waited for. 0 or -errno. */
+static int zero_caw_blocks(const struct kport *k, int lun, uint32_t bs)
+{
+	uint8_t *z = calloc(MAX_IO, bs);
+	if (!z)
+		return -ENOMEM;
+	int rc = 0;
+	for (uint32_t lba = 0; lba < CAW_BLOCKS && !rc; lba += MAX_IO) {
+		uint8_t cdb[16];
+		sb_rw16_cdb(cdb, 0x8A, lba, MAX_IO);
+		rc = kcmd_sync(k, lun, cdb, 16, z, (size_t)MAX_IO * bs, NULL, 0);
+		if (rc > 0)
+			rc = -EIO;
+	}
+	free(z);
+	return rc;
+}
+
 /* Set up, run, compare; 0 (all exact), 1 (a mismatch or a check failed), -errno. */
-static int mixed_run(struct simhost *h, const struct mcfg *c, struct mixed *m)
+static int mixed_run(const struct mixed_port *p, const struct mixed_opts *c, struct mixed *m)
 {
 	struct lflow lf[NLUN] = {{0}};
 	json_object *before[NLUN] = {0}, *after[NLUN] = {0};
 	int rc = 0, failed = 0;
 	for (int i = 0; i < NLUN && !rc; i++) {
-		char vol[16];
-		snprintf(vol, sizeof(vol), "mx%d", i);
-		/* both in visibility group 0: co-visible, so either may copy to and from the other */
-		if ((rc = simhost_volume_create(h, vol, VOL_SIZE, VOL_BLOCK)) < 0 ||
-		    (rc = simhost_attach(h, vol, i)) < 0 || (rc = lun_limits(h, i, &m->lim[i])) < 0 ||
-		    (rc = simhost_lun_naa(h, i, m->naa[i])) < 0)
+		memcpy(m->naa[i], p->naa[i], 16);
+		if ((rc = klun_limits(&p->k, i, &m->lim[i])) < 0)
 			break;
 		if (m->lim[i].nblocks <= CAW_BLOCKS + MAX_IO + 64 || !m->lim[i].max_caw ||
 		    !m->lim[i].max_unmap_desc || m->lim[i].max_unmap_lba < MAX_UNMAP_DESC * MAX_IO) {
@@ -618,26 +626,33 @@ static int mixed_run(struct simhost *h, const struct mcfg *c, struct mixed *m)
 			rc = -EINVAL;
 			break;
 		}
+		if ((rc = zero_caw_blocks(&p->k, i, m->lim[i].block)) < 0) {
+			fprintf(stderr, "vaai-bench mixed: LUN %d: zeroing the COMPARE AND WRITE blocks: "
+				"%s\n", i, strerror(-rc));
+			break;
+		}
 		m->ver[i] = calloc(CAW_BLOCKS, sizeof(*m->ver[i]));
 		m->busy[i] = calloc(CAW_BLOCKS, 1);
 		if (!m->ver[i] || !m->busy[i] || (rc = lflow_init(&lf[i], m, i)) < 0)
 			rc = rc ? rc : -ENOMEM;
 	}
+	if (!rc && p->settle)
+		rc = p->settle(p->ctx);
 	for (int i = 0; i < NLUN && !rc; i++)
-		if (!(before[i] = tally_snapshot(h, i)))
+		if (!(before[i] = p->snapshot(p->ctx, i)))
 			rc = -EPROTO;
 	if (rc < 0)
 		goto out;
-	fprintf(stderr, "# %d LUNs of %llu MiB (%u-byte blocks), %u in flight on each, %.0f s, "
-		"seed %llu\n",
-		NLUN, (unsigned long long)(VOL_SIZE / MIB), VOL_BLOCK, c->qd, c->runtime,
-		(unsigned long long)c->seed);
+	fprintf(stderr, "# %d LUNs of %llu MiB (%u-byte blocks) through %s, %u in flight on each, "
+		"%.0f s, seed %llu\n",
+		NLUN, (unsigned long long)(m->lim[0].nblocks * m->lim[0].block / MIB), m->lim[0].block,
+		p->what, c->qd, c->runtime, (unsigned long long)c->seed);
 	double deadline = bench_now() + c->runtime;
 	struct flow f[NLUN];
 	for (int i = 0; i < NLUN; i++)
 		f[i] = (struct flow){.lun = i, .qd = c->qd, .deadline = deadline, .next = mixed_next,
 				     .done = mixed_done, .ctx = &lf[i]};
-	if ((rc = flows_run(h, f, NLUN)) < 0)
+	if ((rc = kflows_run(&p->k, f, NLUN)) < 0)
 		goto out;
 	uint64_t commands = 0;
 	double secs = 0;
@@ -650,7 +665,7 @@ static int mixed_run(struct simhost *h, const struct mcfg *c, struct mixed *m)
 		secs > 0 ? (double)commands / secs : 0);
 	uint64_t mismatches = 0, compared = 0;
 	for (int i = 0; i < NLUN; i++) {
-		if (!(after[i] = tally_snapshot(h, i))) {
+		if (!(after[i] = p->snapshot(p->ctx, i))) {
 			rc = -EPROTO;
 			goto out;
 		}
@@ -688,7 +703,67 @@ out:
 	return rc < 0 ? rc : failed;
 }
 
-static int parse_args(struct mcfg *c, int argc, char **argv)
+int mixed_load(const struct mixed_port *p, const struct mixed_opts *c)
+{
+	struct mixed *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->rs = c->seed;
+	m->qd = c->qd;
+	for (unsigned o = 0; o < NOPS; o++)
+		m->wsum += ops[o].weight;
+	int rc = mixed_run(p, c, m);
+	free(m);
+	return rc;
+}
+
+static json_object *sim_snapshot(void *ctx, int lun) { return tally_snapshot(ctx, lun); }
+
+/* The simulated kernel: one pool file, two fresh co-visible LUNs. */
+static int mixed_sim(const struct mixed_opts *c)
+{
+	mkdir(c->dir, 0755);
+	char pool[4096];
+	snprintf(pool, sizeof(pool), "%s/mixed.pool", c->dir);
+	simhost_remove_pool(pool);
+	struct vpool_params prm = {.max_size = POOL_SIZE};
+	struct simhost *h;
+	char err[512] = "";
+	int rc = simhost_create_pool(pool, POOL_SIZE, &prm, SIMHOST_IO_URING, c->seed, &h, err,
+				     sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "vaai-bench mixed: %s\n", err);
+		return 1;
+	}
+	fprintf(stderr, "# pool %s: %llu MiB (io_uring)\n", pool, (unsigned long long)(POOL_SIZE / MIB));
+	struct mixed_port p = {.k = kport_simhost(h), .snapshot = sim_snapshot, .ctx = h,
+			       .what = "simhost"};
+	for (int i = 0; i < NLUN && rc >= 0; i++) {
+		char vol[16];
+		snprintf(vol, sizeof(vol), "mx%d", i);
+		/* both in visibility group 0: co-visible, so either may copy to and from the other */
+		if ((rc = simhost_volume_create(h, vol, VOL_SIZE, VOL_BLOCK)) < 0 ||
+		    (rc = simhost_attach(h, vol, i)) < 0)
+			break;
+		rc = simhost_lun_naa(h, i, p.naa[i]);
+	}
+	if (rc >= 0)
+		rc = mixed_load(&p, c);
+	int status = rc != 0;
+	if (rc < 0)
+		fprintf(stderr, "vaai-bench mixed: %s\n", strerror(-rc));
+	if ((rc = simhost_close(h)) < 0) {
+		fprintf(stderr, "vaai-bench mixed: closing the pool: %s\n", strerror(-rc));
+		status = 1;
+	}
+	if (!c->keep) {
+		simhost_remove_pool(pool);
+		rmdir(c->dir); /* only if empty */
+	}
+	return status;
+}
+
+static int parse_args(struct mixed_opts *c, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -717,6 +792,10 @@ static int parse_args(struct mcfg *c, int argc, char **argv)
 				return -EINVAL;
 			}
 			c->qd = (unsigned)q;
+		} else if (!strcmp(a, "--sg")) {
+			c->sg = v;
+		} else if (!strcmp(a, "--stats-cmd")) {
+			c->stats_cmd = v;
 		} else if (!strcmp(a, "--seed")) {
 			c->seed = strtoull(v, &end, 0);
 			if (*end) {
@@ -733,45 +812,15 @@ static int parse_args(struct mcfg *c, int argc, char **argv)
 
 int bench_mixed_main(int argc, char **argv)
 {
-	struct mcfg c = {.dir = "build/bench-tmp", .runtime = 60, .qd = 32, .seed = 1};
+	struct mixed_opts c = {.dir = "build/bench-tmp", .runtime = 60, .qd = 32, .seed = 1};
 	if (parse_args(&c, argc, argv) < 0)
 		return 2;
-	struct mixed *m = calloc(1, sizeof(*m));
-	if (!m)
-		return 1;
-	m->rs = c.seed;
-	m->qd = c.qd;
-	for (unsigned o = 0; o < NOPS; o++)
-		m->wsum += ops[o].weight;
-	mkdir(c.dir, 0755);
-	char pool[4096];
-	snprintf(pool, sizeof(pool), "%s/mixed.pool", c.dir);
-	simhost_remove_pool(pool);
-	struct vpool_params prm = {.max_size = POOL_SIZE};
-	struct simhost *h;
-	char err[512] = "";
-	int rc = simhost_create_pool(pool, POOL_SIZE, &prm, SIMHOST_IO_URING, c.seed, &h, err,
-				     sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "vaai-bench mixed: %s\n", err);
-		free(m);
-		return 1;
+	if (!c.sg != !c.stats_cmd) {
+		fprintf(stderr, "vaai-bench mixed: --sg and --stats-cmd go together\n");
+		return 2;
 	}
-	fprintf(stderr, "# pool %s: %llu MiB (io_uring)\n", pool, (unsigned long long)(POOL_SIZE / MIB));
-	rc = mixed_run(h, &c, m);
-	int status = rc != 0;
-	if (rc < 0)
-		fprintf(stderr, "vaai-bench mixed: %s\n", strerror(-rc));
-	if ((rc = simhost_close(h)) < 0) {
-		fprintf(stderr, "vaai-bench mixed: closing the pool: %s\n", strerror(-rc));
-		status = 1;
-	}
-	if (!c.keep) {
-		simhost_remove_pool(pool);
-		rmdir(c.dir); /* only if empty */
-	}
+	int status = c.sg ? mixed_sg(&c) : mixed_sim(&c);
 	if (status)
 		fprintf(stderr, "vaai-bench mixed: FAILED (see above)\n");
-	free(m);
 	return status;
 }

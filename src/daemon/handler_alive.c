@@ -1,0 +1,64 @@
+/*
+ * Is the vaaid serving a TCMU handler running on this host? (docs/ceph.md "Two
+ * gateway identities on one host".)
+ *
+ * How this works: a daemon holds, while it listens for netlink events, an abstract
+ * unix socket whose name is made of its [tcmu] handler and its configfs root
+ * ("vaaid/tcmu-handler/NAME/HASH", HASH an FNV-1a of the root, so that test
+ * daemons on fake roots never meet the host's). The kernel removes the name when
+ * the process dies, however it dies: no file to clean up, no stale lock. Another
+ * daemon that leaves that handler ([tcmu] leave) asks whether it runs by binding
+ * the same name: EADDRINUSE means yes (keep silent, the other daemon answers);
+ * success means nobody does (answer in its place, so that the configfs writer
+ * never waits for ever). Two daemons serving one handler on one root would both
+ * answer every event: the second one's hold fails and it does not start.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vaaid/daemon.h"
+
+static int bind_name(const char *configfs_root, const char *handler)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *p = configfs_root; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	/* sun_path[0] = 0: the abstract namespace */
+	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "vaaid/tcmu-handler/%s/%016llx",
+			 handler, (unsigned long long)h);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path) - 1)
+		return -ENAMETOOLONG;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int vd_handler_hold(const char *configfs_root, const char *handler)
+{
+	return bind_name(configfs_root, handler);
+}
+
+int vd_handler_running(const char *configfs_root, const char *handler)
+{
+	int fd = bind_name(configfs_root, handler);
+	if (fd == -EADDRINUSE)
+		return 1;
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}

@@ -7,7 +7,8 @@
  *     takes it back at once, instead of coming up standby until the dead
  *     client's watch times out (~30 s) or forever (a standby waits for an
  *     explicit takeover);
- *   - a standby gateway can tell which target port group owns the pool (ALUA).
+ *   - a gateway taking the pool over knows which target port group it fences
+ *     (its mark in the shared ALUA record, below).
  * Parsed and compared here, without librbd, so unit tests cover the rules.
  */
 #ifndef VAAID_RBD_OWNER_H

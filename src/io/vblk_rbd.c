@@ -60,7 +60,7 @@
  *     gone); the daemon closes stores, a standby view's too, with
  *     vblk_close_live (on the worker). vblk_rbd_owner_peek, rdev_mapped (the
  *     sweep's object-map walk) and the pool watch's reads
- *     (vblk_rbd_check_lock, vblk_rbd_owner_group) run on the worker too.
+ *     (vblk_rbd_check_lock, vblk_rbd_alua_get) run on the worker too.
  */
 #include <errno.h>
 #include <poll.h>

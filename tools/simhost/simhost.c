@@ -919,6 +919,16 @@ int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner)
 	return engine_start(h);
 }
 
+int simhost_alua_record(struct simhost *h, uint8_t local, uint16_t owner, const uint16_t *fenced,
+			unsigned n_fenced)
+{
+	engine_stop(h);
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && h->luns[i].dev && h->luns[i].lun.alua.enabled)
+			scsi_alua_set_record(&h->luns[i].lun, local, owner, fenced, n_fenced);
+	return engine_start(h);
+}
+
 int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16])
 {
 	if (lun < 0 || lun >= SIMHOST_MAX_LUNS || !h->luns[lun].used)

@@ -326,6 +326,15 @@ static void single_peer_is_owner(void **state)
 	assert_int_equal(scsi_get_be16(r.r.data_in + 18), 9);
 	assert_int_equal(r.r.data_in[16], SCSI_ALUA_STANDBY);
 	simhost_result_free(&r);
+	/* fenced, the shared record still naming this gateway as the owner (the
+	 * takeover has not written it yet): not known, so the single peer is the owner */
+	assert_int_equal(simhost_alua_record(h, SCSI_ALUA_UNAVAILABLE, 9, NULL, 0), 0);
+	expect_state_changed_ua(h, 1);
+	r = cmd_on(h, 0, cdb, 12, 256);
+	assert_int_equal(r.r.status, 0);
+	assert_int_equal(r.r.data_in[4], SCSI_ALUA_ACTIVE_OPTIMIZED);
+	assert_int_equal(r.r.data_in[16], SCSI_ALUA_UNAVAILABLE);
+	simhost_result_free(&r);
 	assert_int_equal(simhost_close(h), 0);
 	simhost_remove_pool(path);
 }

@@ -177,7 +177,8 @@ void vd_pool_view_close_old(struct vpool *p, struct vblk *dev);
  * when it cannot be read. */
 void vd_pool_alua_read(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r);
 /* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
- * holder fenced (blocklisted), then the pool is opened here (recovery). -EINVAL: not
+ * holder fenced (blocklisted), then the pool is opened here (recovery) and its
+ * shared ALUA record read (vp->alua: the group it fenced). -EINVAL: not
  * a standby pool (err says why). Only an explicit decision calls it. */
 int vd_pool_takeover(struct vd_pools *ps, struct vreactor *r, const char *name, char *err,
 		     size_t errlen);

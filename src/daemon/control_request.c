@@ -263,9 +263,6 @@ static json_object *pool_takeover(const struct vd_control_env *c, char **tok, in
 		vd_devices_alua(c->devs, vp, SCSI_ALUA_STANDBY);
 	if (rc < 0)
 		return vd_control_error("%s", err);
-	/* the record the takeover wrote (the group it fenced), before the LUNs serve:
-	 * they never show that group in another state first */
-	vd_pool_alua_read(c->pools, vp, c->r);
 	vd_devices_pool_served(c->devs, vp); /* its standby LUNs served, active/optimized */
 	vd_devices_watch_pools(c->devs);
 	json_object *o = json_object_new_object();

@@ -434,6 +434,9 @@ int vd_pool_takeover(struct vd_pools *ps, struct vreactor *r, const char *name, 
 		return rc;
 	vp->standby = false;
 	vlog_warn(vp->name, "pool %s taken over (%s): served by this gateway", vp->name, vp->path);
+	/* the shared ALUA record the takeover wrote (the group it fenced), before the
+	 * LUNs serve (vd_devices_pool_served): they never show that group otherwise */
+	vd_pool_alua_read(ps, vp, r);
 	return 0;
 }
 

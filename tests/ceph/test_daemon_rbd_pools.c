@@ -168,6 +168,7 @@ static void test_configured_pool(void **state)
 	assert_int_equal(vreactor_create(256, &r), 0);
 	struct vd_config c;
 	conf_with(&c, img_a);
+	c.alua.group = 4; /* this daemon's group, in its owner record */
 	struct vd_pools *ps = calloc(1, sizeof(*ps)), *ps2 = calloc(1, sizeof(*ps2));
 	char err[1200] = "";
 	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
@@ -185,6 +186,7 @@ static void test_configured_pool(void **state)
 	/* a second daemon: the image is held, the pool is standby there, the first
 	 * keeps serving */
 	err[0] = 0;
+	c.alua.group = 5; /* the second daemon's group: its takeover fences group 4 */
 	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
 	assert_true(ps2->p[0].standby);
 	assert_null(ps2->p[0].pool);
@@ -218,9 +220,19 @@ static void test_configured_pool(void **state)
 	assert_int_equal(vd_pool_takeover(ps2, r, "cp", err, sizeof(err)), 0);
 	assert_false(ps2->p[0].standby);
 	assert_non_null(ps2->p[0].pool);
+	assert_int_equal(ps2->p[0].alua.owner, 5); /* the record, read right after the takeover */
+	assert_int_equal(ps2->p[0].alua.n_fenced, 1);
+	assert_int_equal(ps2->p[0].alua.fenced[0], 4);
 	struct vblk_stats before = ps->p[0].dev->stats;
 	vd_devices_watch(ds);
 	assert_true(vpool_fenced(ps->p[0].pool));
+	/* the fenced daemon reads the shared ALUA record through a client of its own
+	 * (its own is blocklisted): the new owner and its own fence mark */
+	struct vblk_rbd_alua rec = {.owner = 4};
+	assert_int_equal(vd_store_watch(ps->p[0].dev, false, &rec), VD_WATCH_OWNER);
+	assert_int_equal(rec.owner, 5);
+	assert_int_equal(rec.n_fenced, 1);
+	assert_int_equal(rec.fenced[0], 4);
 	assert_false(vpool_fenced(ps->p[1].pool)); /* the other pool is still this gateway's */
 	assert_int_equal(ps->p[0].dev->stats.read_ops, before.read_ops);
 	assert_int_equal(ps->p[0].dev->stats.write_ops, before.write_ops);

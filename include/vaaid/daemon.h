@@ -18,6 +18,7 @@
 #include "vaaid/io.h"
 #include "vaaid/lun_policy.h" /* VD_XCOPY_* */
 #include "vaaid/pool.h"
+#include "vaaid/rbd_owner.h"
 #include "vaaid/scsi.h"
 #include "vaaid/tcmu_uio.h"
 
@@ -135,10 +136,11 @@ struct vd_pool {
 	 * the volumes its standby LUNs export. Closed once the LUNs moved to pool. */
 	struct vblk *view_dev;
 	struct vpool *view;
-	/* The ALUA group of the gateway that holds a standby pool (0: not known), from
-	 * the image's owner record: read when a LUN attaches, then by the pool watch
-	 * (vd_devices_watch) every VD_POOL_WATCH_PERIOD_NS. */
-	uint16_t owner_group;
+	/* The pool's shared ALUA record (rbd_owner.h: the owner's group, the fenced
+	 * groups), from the image's metadata: read when a LUN attaches, after a
+	 * takeover, then by the pool watch (vd_devices_watch) every
+	 * VD_POOL_WATCH_PERIOD_NS. Every path answers REPORT TARGET PORT GROUPS from it. */
+	struct vblk_rbd_alua alua;
 	int whole; /* VD_WHOLE_*, applied to dev when it is opened */
 	int group; /* VD_GROUP_*, applied to dev and jdev when they are opened */
 };
@@ -169,13 +171,14 @@ void vd_pools_close(struct vd_pools *ps);
 int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
 			 struct vpool **old, struct vblk **old_dev);
 void vd_pool_view_close_old(struct vpool *p, struct vblk *dev);
-/* The ALUA group of the gateway that holds a standby RBD pool, from the image's owner
- * record (include/vaaid/rbd_owner.h), read through the pool's view when it is open;
- * 0 when not known. */
-uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp,
-			     struct vreactor *r);
+/* Read an RBD pool's shared ALUA record into vp->alua (include/vaaid/rbd_owner.h)
+ * through its store, or its view while standby; a standby pool without a view
+ * gets the owner's group from the owner record (its own connection). Unchanged
+ * when it cannot be read. */
+void vd_pool_alua_read(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r);
 /* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
- * holder fenced (blocklisted), then the pool is opened here (recovery). -EINVAL: not
+ * holder fenced (blocklisted), then the pool is opened here (recovery) and its
+ * shared ALUA record read (vp->alua: the group it fenced). -EINVAL: not
  * a standby pool (err says why). Only an explicit decision calls it. */
 int vd_pool_takeover(struct vd_pools *ps, struct vreactor *r, const char *name, char *err,
 		     size_t errlen);
@@ -204,10 +207,9 @@ void vd_devices_watch_pools(struct vd_devices *ds);
 /* After a pool's capacity changed (pool grow): its threshold and its LUNs' mode page. */
 void vd_devices_threshold_update(struct vd_devices *ds, struct vd_pool *vp);
 /* The ALUA states of a pool's LUNs (with [alua]; src/scsi/alua.c scsi_alua_set_states):
- * this gateway's state and the owner's group (0: not known). Called around a takeover;
- * the owner's group will come from the image's metadata (issue 26). */
-void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local,
-		     uint16_t owner);
+ * this gateway's state, the other groups' from the pool's shared record (vp->alua).
+ * Called around a takeover. */
+void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local);
 /* The pool watch's look (include/vaaid/pool_watch.h), from the main loop once per
  * VD_POOL_WATCH_PERIOD_NS: each active RBD pool's lock (lost: fenced, its LUNs
  * unavailable), each standby pool's owner group (changed: its LUNs' peer states

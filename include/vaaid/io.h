@@ -423,11 +423,14 @@ int vblk_rbd_owner_peek(struct vreactor *r, const char *spec, const struct vblk_
  * another client holds it or this one is blocklisted: b is marked fenced
  * exactly as an I/O meeting the fence marks it (vblk.fenced, logged "FENCED");
  * 0: yes; -errno: not known; -EOPNOTSUPP: not an RBD store opened with its lock.
- * vblk_rbd_owner_group: the ALUA group of the owner record (rbd_owner.h) read
- * through b's open image (a standby view's too): 0, -ENOENT (no record),
- * -EINVAL (damaged), -EOPNOTSUPP (not an RBD store). */
+ * vblk_rbd_alua_get: the pool's shared ALUA record (rbd_owner.h: the owner's
+ * group, the fenced groups) through b's open image (a standby view's too); a
+ * fenced store reads it through a client of its own made at its first such
+ * look (its own is blocklisted) and kept until it is closed. 0 (no record: an
+ * empty one), -errno, -EOPNOTSUPP (not an RBD store). */
 int vblk_rbd_check_lock(struct vblk *b);
-int vblk_rbd_owner_group(struct vblk *b, unsigned *group);
+struct vblk_rbd_alua;
+int vblk_rbd_alua_get(struct vblk *b, struct vblk_rbd_alua *out);
 /* Remove the image of spec (tests, and `pool create` undoing itself); -ENOENT if none. */
 int vblk_rbd_remove(const char *spec, const struct vblk_rbd_conf *conf);
 /* The same, waiting for librados/librbd by running r (voffload_run; r NULL: blocks). */

@@ -17,6 +17,7 @@
 
 #include "vaaid/covisible.h"
 #include "vaaid/pool.h"
+#include "vaaid/rbd_owner.h"
 #include "vaaid/scsi.h"
 #include "vaaid/tcmu_uio.h"
 
@@ -55,13 +56,15 @@ uint64_t vd_backstore_lun_init(struct scsi_lun *lun, struct vvol *v, const struc
 /*
  * ALUA ([alua], docs/ceph.md "ALUA") for bs's LUN: group 0 claims nothing. A pool
  * other gateways can serve too (shared: on RBD) reports this gateway's group in
- * state local and the peers' groups (owner's active/optimized, scsi_alua_configure);
+ * state local and the peers' groups as the pool's shared record rec says (NULL:
+ * none known; scsi_alua_configure);
  * a pool only this gateway reaches (a file) reports this gateway's group alone,
  * active/optimized, whatever local says: no other target port group leads to its
  * logical unit (SPC-4 5.16.2.1, 6.36).
  */
 void vd_backstore_alua(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
-		       unsigned n_peers, bool shared, uint8_t local, uint16_t owner);
+		       unsigned n_peers, bool shared, uint8_t local,
+		       const struct vblk_rbd_alua *rec);
 
 /* Is volume in p the one lun exports (the same NAA and block size)? *v: p's volume of
  * that name (NULL: none). */
@@ -73,13 +76,16 @@ void vd_lun_bind_volume(struct scsi_lun *lun, struct vvol *v);
 /*
  * A standby pool was taken over here (docs/ceph.md "The LUNs of a standby pool"): a
  * LUN that exported volume from the read-only view moves to pool's volume of that name
- * when it is the same volume, and goes active/optimized: 0. Otherwise (deleted or
+ * when it is the same volume, and goes active/optimized, the other groups as the
+ * pool's shared record rec says (the one the takeover wrote: the group it fenced
+ * unavailable; NULL: none known): 0. Otherwise (deleted or
  * replaced by the owner meanwhile) it is lost: unavailable (SPC-4 5.16.2.4.5: only
  * INQUIRY, REPORT LUNS, REPORT TARGET PORT GROUPS and REQUEST SENSE are answered, from
  * the LUN's own identity) and pointing at no volume, so that the view can be closed:
  * -ESTALE. Either way lun->vol is the LUN's volume from now on.
  */
-int vd_lun_pool_served(struct scsi_lun *lun, struct vpool *pool, const char *volume);
+int vd_lun_pool_served(struct scsi_lun *lun, struct vpool *pool, const char *volume,
+		       const struct vblk_rbd_alua *rec);
 
 /* The data area of a mapped TCMU ring: the map minus mailbox and command ring. */
 uint64_t vd_ring_data_area(const void *map, uint64_t map_size);

@@ -1,8 +1,9 @@
 /*
  * The pool watch (src/daemon/pool_watch.c; docs/ceph.md "ALUA", "The pool
  * watch"): every VD_POOL_WATCH_PERIOD_NS a gateway looks at the RBD stores of
- * its pools, off the reactor: an active pool's lock (still this gateway's?), a
- * standby pool's owner record (which group owns it now?), and its LUNs follow.
+ * its pools, off the reactor: an active pool's lock (still this gateway's?), and
+ * the pool's shared ALUA record (which group owns it, which are fenced?), and
+ * its LUNs follow.
  *
  * One copy for the daemon (src/daemon/devices.c vd_devices_watch, driven from
  * main.c's loop) and for the engine host (tools/simhost, simhost_pool_watch),
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "vaaid/io.h"
+#include "vaaid/rbd_owner.h"
 #include "vaaid/scsi.h"
 
 /* 5 s, not configurable: the worst case for an idle gateway to notice it was
@@ -37,21 +39,24 @@ void vd_pool_watch_arm(struct vd_pool_watch *w, struct vreactor *r);
 /* Did a period pass? Clears the flag. */
 bool vd_pool_watch_due(struct vd_pool_watch *w);
 
+/* What a look found (a bit set; both may come from one look). */
 enum vd_watch_event {
-	VD_WATCH_NONE,
-	VD_WATCH_FENCED, /* the active store's lock is gone: vblk.fenced is set */
-	VD_WATCH_OWNER,  /* a standby store's owner group changed: *owner is the new one */
+	VD_WATCH_NONE = 0,
+	VD_WATCH_FENCED = 1, /* the active store's lock is gone: vblk.fenced is set */
+	VD_WATCH_OWNER = 2,  /* the pool's shared ALUA record changed: *rec is the new one */
 };
-/* One look at a pool's store: dev is the store of an active pool, or the read-only
- * view of a standby one (standby true); *owner is the owner group known so far. A
- * store that is not on RBD, or already fenced, answers NONE; so does a look that
- * fails (the cluster does not answer): the next period looks again. From dev's
- * reactor thread, outside its callbacks (the reads run on voffload_run's worker). */
-enum vd_watch_event vd_store_watch(struct vblk *dev, bool standby, uint16_t *owner);
+/* One look at a pool's store: dev is the store of an active (or fenced) pool, or
+ * the read-only view of a standby one (standby true); *rec is the shared ALUA
+ * record (rbd_owner.h) known so far (NULL: the lock only, for a pool without
+ * LUNs). An active store's lock is checked first; then the record is read, through a client of the store's own when it is fenced
+ * (vblk_rbd_alua_get). A store not on RBD answers NONE; so does a read that fails
+ * (the cluster does not answer): the next period looks again. From dev's reactor
+ * thread, outside its callbacks (the reads run on voffload_run's worker). */
+unsigned vd_store_watch(struct vblk *dev, bool standby, struct vblk_rbd_alua *rec);
 /* What a LUN of that pool does about ev (SPC-4 5.16.2): FENCED: the fenced state
- * (scsi_alua_refresh: unavailable with ALUA, the standby sense without); OWNER: its
- * peers' states follow the new owner group (scsi_alua_set_states, its own state
+ * (scsi_alua_refresh: unavailable with ALUA, the standby sense without); OWNER:
+ * every group's state follows the record (scsi_alua_set_record, its own state
  * kept). Either posts ASYMMETRIC ACCESS STATE CHANGED when a state changed. */
-void vd_lun_watch_apply(struct scsi_lun *lun, enum vd_watch_event ev, uint16_t owner);
+void vd_lun_watch_apply(struct scsi_lun *lun, unsigned ev, const struct vblk_rbd_alua *rec);
 
 #endif

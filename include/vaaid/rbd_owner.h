@@ -7,7 +7,8 @@
  *     takes it back at once, instead of coming up standby until the dead
  *     client's watch times out (~30 s) or forever (a standby waits for an
  *     explicit takeover);
- *   - a standby gateway can tell which target port group owns the pool (ALUA).
+ *   - a gateway taking the pool over knows which target port group it fences
+ *     (its mark in the shared ALUA record, below).
  * Parsed and compared here, without librbd, so unit tests cover the rules.
  */
 #ifndef VAAID_RBD_OWNER_H
@@ -15,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define VBLK_RBD_OWNER_KEY "vaaid.owner"
 #define VBLK_RBD_OWNER_MAX 384 /* the formatted record, NUL included */
@@ -53,5 +55,36 @@ bool vblk_rbd_owner_is_dead_local(const struct vblk_rbd_owner *holder,
  * the host's interfaces, getifaddrs). False for anything unparsable.
  */
 bool vblk_rbd_addr_is_local(const char *addr, bool (*is_local)(int family, const void *ip));
+
+/*
+ * The pool's shared ALUA record (docs/ceph.md "ALUA": REPORT TARGET PORT GROUPS
+ * answers the same on every path): image metadata keys under
+ * VBLK_RBD_ALUA_PREFIX, read by every gateway in one call (rbd_metadata_list)
+ *   vaaid.alua.owner       = G   the lock holder's group, written by it at open
+ *   vaaid.alua.fenced.<F>  = G   group F was fenced by group G's takeover; written
+ *                                by G; removed by F itself when it opens the
+ *                                image again (standby: librbd lets a client that
+ *                                does not hold the lock set and remove metadata)
+ *                                or by any later holder of group F.
+ * One key per fenced group, so that no two writers rewrite the same value.
+ */
+#define VBLK_RBD_ALUA_PREFIX "vaaid.alua."
+#define VBLK_RBD_ALUA_OWNER_KEY VBLK_RBD_ALUA_PREFIX "owner"
+#define VBLK_RBD_ALUA_FENCED_KEY VBLK_RBD_ALUA_PREFIX "fenced." /* + the group id */
+#define VBLK_RBD_ALUA_MAX_FENCED 8 /* a gateway and its 7 peers */
+struct vblk_rbd_alua {
+	uint16_t owner;                            /* 0: not known */
+	unsigned n_fenced;
+	uint16_t fenced[VBLK_RBD_ALUA_MAX_FENCED]; /* ascending, no repeats */
+};
+/* The record from rbd_metadata_list's answer (keys and values, each a run of
+ * NUL-terminated strings, klen/vlen bytes): the keys under the prefix; a value
+ * or key that is not a group id (1..65535, decimal as written) is ignored, as
+ * are keys after the prefix and fenced groups beyond the first 8. */
+void vblk_rbd_alua_parse(const char *keys, size_t klen, const char *vals, size_t vlen,
+			 struct vblk_rbd_alua *out);
+bool vblk_rbd_alua_equal(const struct vblk_rbd_alua *a, const struct vblk_rbd_alua *b);
+/* Is group g marked fenced in r? */
+bool vblk_rbd_alua_fenced(const struct vblk_rbd_alua *r, uint16_t g);
 
 #endif

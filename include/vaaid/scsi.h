@@ -187,6 +187,10 @@ struct scsi_alua {
 	struct scsi_alua_group local;
 	unsigned n_peers;
 	struct scsi_alua_group peers[SCSI_ALUA_MAX_PEERS];
+	/* The groups the pool's shared record marks fenced (docs/ceph.md "ALUA"):
+	 * unavailable on every path, this one's included, until they come back. */
+	unsigned n_fenced;
+	uint16_t fenced_groups[SCSI_ALUA_MAX_PEERS + 1];
 	/* Has the store fenced this gateway (another took the pool over)? Polled by
 	 * dispatch (scsi_alua_refresh); NULL = never. */
 	bool (*fenced)(const struct scsi_lun *lun);
@@ -363,16 +367,26 @@ void scsi_set_ua_sense(struct scsi_cmd *cmd, const struct scsi_ua *ua);
 /*
  * Switches ALUA on for a LUN being brought up (no unit attention): this gateway's
  * group (= its relative target port id), the other gateways' groups, the local
- * state and the owner's group (see scsi_alua_set_states).
+ * state, the owner's group and the fenced groups (see scsi_alua_set_record).
  */
 void scsi_alua_configure(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
-			 unsigned n_peers, uint8_t local, uint16_t owner);
+			 unsigned n_peers, uint8_t local, uint16_t owner, const uint16_t *fenced,
+			 unsigned n_fenced);
 /*
- * What the daemon calls when the pool's ownership changes: the local state, and
- * the group of the gateway that owns the pool (0: not known). The peers follow:
- * all standby while the local group is active; otherwise the owner's group
- * active/optimized and the others standby (with one peer and no owner known, the
- * peer is the owner). Each change posts ASYMMETRIC ACCESS STATE CHANGED.
+ * The pool's shared ALUA record (docs/ceph.md "ALUA": every path answers REPORT
+ * TARGET PORT GROUPS from it): the local state (what this gateway knows of
+ * itself), the owner's group (0: not known; a record still naming this gateway
+ * while it is not active counts as not known) and the groups marked fenced. A
+ * peer is active/optimized if it is the owner (this gateway not active; with one
+ * peer and no owner known, that peer), else unavailable if marked fenced, else
+ * standby. Each change posts ASYMMETRIC ACCESS STATE CHANGED.
+ */
+void scsi_alua_set_record(struct scsi_lun *lun, uint8_t local, uint16_t owner,
+			  const uint16_t *fenced, unsigned n_fenced);
+/*
+ * What the daemon calls when the pool's ownership changes here: the local state,
+ * and the group of the gateway that owns the pool (0: not known); the fenced
+ * groups stay those of the last record (scsi_alua_set_record, the same rule).
  */
 void scsi_alua_set_states(struct scsi_lun *lun, uint8_t local, uint16_t owner);
 /* Sets this gateway's group state; a change posts ASYMMETRIC ACCESS STATE CHANGED

@@ -159,63 +159,19 @@ static int parse_group(const char *s, const char **end, uint16_t *id)
 	return 0;
 }
 
-/* "N,N,...": spaces around the commas allowed, no duplicate, at most SCSI_ALUA_MAX_PEERS. */
-static int parse_peers(const char *s, struct vd_alua_conf *a)
+/* "ITEM,ITEM,...": spaces and tabs around the commas allowed, at least one item and
+ * at most max; item(arg, s, n, i) takes the i-th, s[0..n) (0, or -EINVAL: not an
+ * item, or a repeat of an earlier one). The one list syntax of [alua] peers and
+ * [tcmu] leave. */
+static int parse_list(const char *s, unsigned max,
+		      int (*item)(void *arg, const char *s, size_t n, unsigned i), void *arg)
 {
-	a->n_peers = 0;
-	for (;;) {
-		while (*s == ' ' || *s == '\t')
-			s++;
-		uint16_t id;
-		if (parse_group(s, &s, &id) < 0 || a->n_peers >= SCSI_ALUA_MAX_PEERS)
-			return -EINVAL;
-		for (unsigned i = 0; i < a->n_peers; i++)
-			if (a->peers[i] == id)
-				return -EINVAL;
-		a->peers[a->n_peers++] = id;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (!*s)
-			return 0;
-		if (*s++ != ',')
-			return -EINVAL;
-	}
-}
-
-/* A handler name: letters, digits and '_' (a D-Bus object path element,
- * /org/kernel/TCMUService1/NAME, src/dbus/service.c), at most VD_HANDLER_MAX. */
-static bool valid_handler(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > VD_HANDLER_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return false;
-	return true;
-}
-
-/* "NAME,NAME": handler names (valid_handler), spaces around the commas allowed, distinct,
- * at most VD_MAX_LEAVE. */
-static int parse_leave(const char *s, struct vd_tcmu_conf *t)
-{
-	t->n_leave = 0;
-	for (;;) {
+	for (unsigned i = 0;; i++) {
 		while (*s == ' ' || *s == '\t')
 			s++;
 		size_t n = strcspn(s, ", \t");
-		if (n == 0 || n > VD_HANDLER_MAX || t->n_leave >= VD_MAX_LEAVE)
+		if (n == 0 || i >= max || item(arg, s, n, i) < 0)
 			return -EINVAL;
-		char *name = t->leave[t->n_leave];
-		memcpy(name, s, n);
-		name[n] = 0;
-		if (!valid_handler(name))
-			return -EINVAL;
-		for (unsigned i = 0; i < t->n_leave; i++)
-			if (!strcmp(t->leave[i], name))
-				return -EINVAL;
-		t->n_leave++;
 		s += n;
 		while (*s == ' ' || *s == '\t')
 			s++;
@@ -224,6 +180,64 @@ static int parse_leave(const char *s, struct vd_tcmu_conf *t)
 		if (*s++ != ',')
 			return -EINVAL;
 	}
+}
+
+/* [alua] peers: a group id (parse_group), not repeated. */
+static int peer_item(void *arg, const char *s, size_t n, unsigned i)
+{
+	struct vd_alua_conf *a = arg;
+	char w[8];
+	const char *end;
+	uint16_t id;
+	if (n >= sizeof(w))
+		return -EINVAL;
+	memcpy(w, s, n);
+	w[n] = 0;
+	if (parse_group(w, &end, &id) < 0 || *end)
+		return -EINVAL;
+	for (unsigned k = 0; k < i; k++)
+		if (a->peers[k] == id)
+			return -EINVAL;
+	a->peers[i] = id;
+	a->n_peers = i + 1;
+	return 0;
+}
+
+/* A handler name: letters, digits and '_' (a D-Bus object path element,
+ * /org/kernel/TCMUService1/NAME, src/dbus/service.c), at most VD_HANDLER_MAX, and
+ * not HandlerManager1: /org/kernel/TCMUService1/HandlerManager1 is the D-Bus
+ * handler manager's path (tcmu-runner's; targetcli looks there). NULL, or why not. */
+static const char *handler_refused(const char *s)
+{
+	static const char *const not_name = "is not a handler name (letters, digits, _; at most 32)";
+	size_t n = strlen(s);
+	if (n == 0 || n > VD_HANDLER_MAX)
+		return not_name;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return not_name;
+	if (!strcmp(s, "HandlerManager1"))
+		return "is the D-Bus handler manager's name, not a handler's";
+	return NULL;
+}
+
+/* [tcmu] leave: a handler name (handler_refused), not repeated. */
+static int leave_item(void *arg, const char *s, size_t n, unsigned i)
+{
+	struct vd_tcmu_conf *t = arg;
+	if (n > VD_HANDLER_MAX)
+		return -EINVAL;
+	char *name = t->leave[i];
+	memcpy(name, s, n);
+	name[n] = 0;
+	if (handler_refused(name))
+		return -EINVAL;
+	for (unsigned k = 0; k < i; k++)
+		if (!strcmp(t->leave[k], name))
+			return -EINVAL;
+	t->n_leave = i + 1;
+	return 0;
 }
 
 static int on_kv(void *user, const char *section, const char *key, const char *value)
@@ -342,7 +356,8 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 				return fail(x, "[alua] group '%s' is not a target port group id 1..65535%s",
 					    value, "");
 		} else if (!strcmp(key, "peers")) {
-			if (parse_peers(value, &c->alua) < 0)
+			c->alua.n_peers = 0;
+			if (parse_list(value, SCSI_ALUA_MAX_PEERS, peer_item, &c->alua) < 0)
 				return fail(x, "[alua] peers '%s' is not a list of distinct group ids "
 					    "1..65535 (at most 7, e.g. 2,3)%s", value, "");
 		} else {
@@ -352,17 +367,13 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 	}
 	if (!strcmp(section, "tcmu")) {
 		if (!strcmp(key, "handler")) {
-			if (!valid_handler(value))
-				return fail(x, "[tcmu] handler '%s' is not a handler name (letters, digits, "
-					    "_; at most 32)%s", value, "");
-			/* the D-Bus object /org/kernel/TCMUService1/<handler>: this one is the
-			 * handler manager's path (tcmu-runner's; targetcli looks there) */
-			if (!strcmp(value, "HandlerManager1"))
-				return fail(x, "[tcmu] handler '%s' is the D-Bus handler manager's name, "
-					    "not a handler's%s", value, "");
+			const char *why = handler_refused(value);
+			if (why)
+				return fail(x, "[tcmu] handler '%s' %s", value, why);
 			snprintf(c->tcmu.handler, sizeof(c->tcmu.handler), "%s", value);
 		} else if (!strcmp(key, "leave")) {
-			if (parse_leave(value, &c->tcmu) < 0)
+			c->tcmu.n_leave = 0;
+			if (parse_list(value, VD_MAX_LEAVE, leave_item, &c->tcmu) < 0)
 				return fail(x, "[tcmu] leave '%s' is not a list of distinct handler names "
 					    "(at most 4, e.g. vaaib)%s", value, "");
 		} else {

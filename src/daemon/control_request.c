@@ -257,10 +257,10 @@ static json_object *pool_takeover(const struct vd_control_env *c, char **tok, in
 	/* ALUA (SPC-4 5.16.2): transitioning while the lock is taken and the pool
 	 * recovered, then active/optimized, or standby again if it failed */
 	if (vp && vp->standby)
-		vd_devices_alua(c->devs, vp, SCSI_ALUA_TRANSITIONING, vp->owner_group);
+		vd_devices_alua(c->devs, vp, SCSI_ALUA_TRANSITIONING);
 	int rc = vd_pool_takeover(c->pools, c->r, tok[2], err, sizeof(err));
 	if (vp && rc < 0 && vp->standby) /* the pool watch corrects the owner if it changed */
-		vd_devices_alua(c->devs, vp, SCSI_ALUA_STANDBY, vp->owner_group);
+		vd_devices_alua(c->devs, vp, SCSI_ALUA_STANDBY);
 	if (rc < 0)
 		return vd_control_error("%s", err);
 	vd_devices_pool_served(c->devs, vp); /* its standby LUNs served, active/optimized */

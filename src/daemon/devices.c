@@ -363,13 +363,12 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 					    ds->env.conf->soft_threshold);
 	d->lun.xcopy_peer = dev_xcopy_peer;
 	d->lun.peer_arg = ds;
-	if (al->group && vp->standby) /* the owner's group from the image's owner record */
-		vp->owner_group = vd_pool_owner_group(ds->env.pools, vp, ds->env.r);
+	if (al->group) /* the pool's shared ALUA record, from the image's metadata */
+		vd_pool_alua_read(ds->env.pools, vp, ds->env.r);
 	/* [alua]: this gateway's group, active where the pool is served, standby where
 	 * another gateway holds it; the peers only for a pool they can serve too (RBD) */
 	vd_backstore_alua(&d->lun, al->group, al->peers, al->n_peers, vblk_rbd_spec(vp->path),
-			  vp->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED,
-			  vp->standby ? vp->owner_group : 0);
+			  vp->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED, &vp->alua);
 	rc = tcmu_dev_create(ds->env.r, d->uio.map, d->uio.map_size, d->uio.fd, d->uio.fd, &d->lun,
 			     &d->tdev);
 	if (rc < 0) {
@@ -386,13 +385,12 @@ fail:
 	return rc;
 }
 
-void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local,
-		     uint16_t owner)
+void vd_devices_alua(struct vd_devices *ds, const struct vd_pool *vp, uint8_t local)
 {
 	for (unsigned i = 0; i < ds->n; i++)
 		if (!strcmp(ds->d[i]->pool, vp->name) && ds->d[i]->lun.alua.enabled &&
 		    !ds->d[i]->lost)
-			scsi_alua_set_states(&ds->d[i]->lun, local, owner);
+			scsi_alua_set_states(&ds->d[i]->lun, local, vp->alua.owner);
 }
 
 /* Does the pool have a LUN here (one that is not lost)? */
@@ -404,31 +402,42 @@ static bool pool_has_luns(const struct vd_devices *ds, const struct vd_pool *vp)
 	return false;
 }
 
+/* One look of the pool watch at one pool. */
+static void watch_pool(struct vd_devices *ds, struct vd_pool *vp)
+{
+	/* a standby pool without LUNs has nothing to tell (and no view open) */
+	if (!vblk_rbd_spec(vp->path) || (vp->standby && !pool_has_luns(ds, vp)))
+		return;
+	/* without LUNs only the lock matters (a fenced pool then makes no client of
+	 * its own to read the record) */
+	struct vblk_rbd_alua rec = vp->alua;
+	unsigned ev = vd_store_watch(vp->standby ? vp->view_dev : vp->dev, vp->standby,
+				     pool_has_luns(ds, vp) ? &rec : NULL);
+	if (ev == VD_WATCH_NONE)
+		return;
+	if (ev & VD_WATCH_FENCED) /* the store logged FENCED; `vaaictl status` shows "fenced" */
+		vlog_err(vp->name, "pool %s: fenced while idle (another gateway holds its "
+			 "image's lock): its LUNs here are unavailable", vp->name);
+	if (ev & VD_WATCH_OWNER) {
+		char f[8 * 7] = "none";
+		for (unsigned i = 0, n = 0; i < rec.n_fenced; i++)
+			n += (unsigned)snprintf(f + n, sizeof(f) - n, "%s%u", i ? "," : "",
+						rec.fenced[i]);
+		vlog_warn(vp->name, "pool %s: ALUA record: held by the gateway of group %u (was "
+			  "%u), fenced groups %s: its LUNs here report that", vp->name, rec.owner,
+			  vp->alua.owner, f);
+	}
+	vp->alua = rec;
+	for (unsigned k = 0; k < ds->n; k++)
+		if (!strcmp(ds->d[k]->pool, vp->name) && !ds->d[k]->lost)
+			vd_lun_watch_apply(&ds->d[k]->lun, ev, &vp->alua);
+}
+
 void vd_devices_watch(struct vd_devices *ds)
 {
 	struct vd_pools *ps = ds->env.pools;
-	for (unsigned i = 0; i < ps->n; i++) {
-		struct vd_pool *vp = &ps->p[i];
-		/* a standby pool without LUNs has nothing to tell (and no view open) */
-		if (!vblk_rbd_spec(vp->path) || (vp->standby && !pool_has_luns(ds, vp)))
-			continue;
-		uint16_t owner = vp->owner_group;
-		enum vd_watch_event ev = vd_store_watch(vp->standby ? vp->view_dev : vp->dev,
-							vp->standby, &owner);
-		if (ev == VD_WATCH_NONE)
-			continue;
-		if (ev == VD_WATCH_OWNER)
-			vlog_warn(vp->name, "pool %s: now held by the gateway of ALUA group %u (was %u): "
-				  "its LUNs here stay standby and report that group active/optimized",
-				  vp->name, owner, vp->owner_group);
-		else /* the store logged FENCED; `vaaictl status` shows "fenced" (vpool_fenced) */
-			vlog_err(vp->name, "pool %s: fenced while idle (another gateway holds its "
-				 "image's lock): its LUNs here are unavailable", vp->name);
-		vp->owner_group = owner;
-		for (unsigned k = 0; k < ds->n; k++)
-			if (!strcmp(ds->d[k]->pool, vp->name) && !ds->d[k]->lost)
-				vd_lun_watch_apply(&ds->d[k]->lun, ev, owner);
-	}
+	for (unsigned i = 0; i < ps->n; i++)
+		watch_pool(ds, &ps->p[i]);
 }
 
 void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp)
@@ -437,7 +446,7 @@ void vd_devices_pool_served(struct vd_devices *ds, struct vd_pool *vp)
 		struct vd_device *d = ds->d[i];
 		if (strcmp(d->pool, vp->name) || d->lost)
 			continue;
-		int rc = vd_lun_pool_served(&d->lun, vp->pool, d->volume);
+		int rc = vd_lun_pool_served(&d->lun, vp->pool, d->volume, &vp->alua);
 		d->vol = d->lun.vol; /* the pool's volume, or none: lost */
 		if (rc == 0)
 			continue;

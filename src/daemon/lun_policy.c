@@ -102,15 +102,17 @@ int vd_backstore_volume(struct vpool *pool, const struct vd_backstore *bs, struc
 }
 
 void vd_backstore_alua(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
-		       unsigned n_peers, bool shared, uint8_t local, uint16_t owner)
+		       unsigned n_peers, bool shared, uint8_t local,
+		       const struct vblk_rbd_alua *rec)
 {
 	if (!group)
 		return;
 	if (!shared) { /* only this gateway serves it: no peer group, never standby */
-		scsi_alua_configure(lun, group, NULL, 0, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
+		scsi_alua_configure(lun, group, NULL, 0, SCSI_ALUA_ACTIVE_OPTIMIZED, 0, NULL, 0);
 		return;
 	}
-	scsi_alua_configure(lun, group, peers, n_peers, local, owner);
+	scsi_alua_configure(lun, group, peers, n_peers, local, rec ? rec->owner : 0,
+			    rec ? rec->fenced : NULL, rec ? rec->n_fenced : 0);
 }
 
 bool vd_lun_same_volume(const struct scsi_lun *lun, struct vpool *p, const char *volume,
@@ -134,12 +136,16 @@ void vd_lun_bind_volume(struct scsi_lun *lun, struct vvol *v)
 		vaaid_lun_resize(lun, vi.size / vi.block_size);
 }
 
-int vd_lun_pool_served(struct scsi_lun *lun, struct vpool *pool, const char *volume)
+int vd_lun_pool_served(struct scsi_lun *lun, struct vpool *pool, const char *volume,
+		       const struct vblk_rbd_alua *rec)
 {
 	struct vvol *v;
 	if (vd_lun_same_volume(lun, pool, volume, &v)) {
 		vd_lun_bind_volume(lun, v);
-		if (lun->alua.enabled)
+		if (lun->alua.enabled && rec)
+			scsi_alua_set_record(lun, SCSI_ALUA_ACTIVE_OPTIMIZED, rec->owner, rec->fenced,
+					     rec->n_fenced);
+		else if (lun->alua.enabled)
 			scsi_alua_set_states(lun, SCSI_ALUA_ACTIVE_OPTIMIZED, 0);
 		return 0;
 	}

@@ -14,9 +14,11 @@
  *    sent no I/O learns it here, within one period, instead of at its next
  *    I/O: the store is marked fenced exactly as an I/O that met the blocklist
  *    marks it, and its LUNs answer the fenced state at once.
- *  - A standby pool (its read-only view): which ALUA group does the owner record
- *    name now? A third gateway's takeover, or a takeover that failed and left
- *    the old owner, changes the peers' states in REPORT TARGET PORT GROUPS.
+ *  - Every RBD pool (active, fenced, or standby through its read-only view):
+ *    the pool's shared ALUA record (rbd_owner.h: the owner's group, the groups
+ *    fenced). A takeover anywhere, a fenced gateway coming back as standby, or
+ *    a takeover that failed and left the old owner changes the other groups'
+ *    states in REPORT TARGET PORT GROUPS, the same on every path.
  */
 #include <errno.h>
 
@@ -46,36 +48,32 @@ bool vd_pool_watch_due(struct vd_pool_watch *w)
 	return due;
 }
 
-enum vd_watch_event vd_store_watch(struct vblk *dev, bool standby, uint16_t *owner)
+unsigned vd_store_watch(struct vblk *dev, bool standby, struct vblk_rbd_alua *rec)
 {
-	if (!dev || dev->fenced)
+	if (!dev)
 		return VD_WATCH_NONE;
-	if (!standby)
-		return vblk_rbd_check_lock(dev) == 1 ? VD_WATCH_FENCED : VD_WATCH_NONE;
-	unsigned g;
-	if (vblk_rbd_owner_group(dev, &g) < 0 || g > UINT16_MAX || g == *owner)
-		return VD_WATCH_NONE;
-	*owner = (uint16_t)g;
-	return VD_WATCH_OWNER;
+	unsigned ev = VD_WATCH_NONE;
+	if (!standby && !dev->fenced && vblk_rbd_check_lock(dev) == 1)
+		ev |= VD_WATCH_FENCED;
+	struct vblk_rbd_alua now;
+	if (rec && vblk_rbd_alua_get(dev, &now) == 0 && !vblk_rbd_alua_equal(&now, rec)) {
+		*rec = now;
+		ev |= VD_WATCH_OWNER;
+	}
+	return ev;
 }
 
-void vd_lun_watch_apply(struct scsi_lun *lun, enum vd_watch_event ev, uint16_t owner)
+void vd_lun_watch_apply(struct scsi_lun *lun, unsigned ev, const struct vblk_rbd_alua *rec)
 {
-	switch (ev) {
-	case VD_WATCH_FENCED:
-		/* the state dispatch would set at the next command (scsi_alua_refresh:
-		 * SPC-4 5.16.2.4 unavailable, 02h/04h/0Ch), set now, so that the unit
-		 * attention (06h/2Ah/06h, SPC-4 5.16.2) and REPORT TARGET PORT GROUPS tell
-		 * the initiator before it sends any I/O */
+	/* the state dispatch would set at the next command (scsi_alua_refresh:
+	 * SPC-4 5.16.2.4 unavailable, 02h/04h/0Ch), set now, so that the unit
+	 * attention (06h/2Ah/06h, SPC-4 5.16.2) and REPORT TARGET PORT GROUPS tell
+	 * the initiator before it sends any I/O */
+	if (ev & VD_WATCH_FENCED)
 		scsi_alua_refresh(lun);
-		break;
-	case VD_WATCH_OWNER:
-		/* this gateway's state stays (standby); the new owner's group becomes
-		 * active/optimized and the old one's standby (SPC-4 5.16.2.4) */
-		if (lun->alua.enabled)
-			scsi_alua_set_states(lun, lun->alua.local.state, owner);
-		break;
-	case VD_WATCH_NONE:
-		break;
-	}
+	/* this gateway's state stays (what it knows of itself); every other group
+	 * follows the shared record, as on every other path (SPC-4 5.16.2.4) */
+	if ((ev & VD_WATCH_OWNER) && lun->alua.enabled)
+		scsi_alua_set_record(lun, lun->alua.local.state, rec->owner, rec->fenced,
+				     rec->n_fenced);
 }

@@ -434,6 +434,9 @@ int vd_pool_takeover(struct vd_pools *ps, struct vreactor *r, const char *name, 
 		return rc;
 	vp->standby = false;
 	vlog_warn(vp->name, "pool %s taken over (%s): served by this gateway", vp->name, vp->path);
+	/* the shared ALUA record the takeover wrote (the group it fenced), before the
+	 * LUNs serve (vd_devices_pool_served): they never show that group otherwise */
+	vd_pool_alua_read(ps, vp, r);
 	return 0;
 }
 
@@ -467,19 +470,19 @@ int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct v
 	return 0;
 }
 
-uint16_t vd_pool_owner_group(const struct vd_pools *ps, const struct vd_pool *vp,
-			     struct vreactor *r)
+void vd_pool_alua_read(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r)
 {
+	if (!vblk_rbd_spec(vp->path))
+		return;
+	struct vblk *dev = vp->standby ? vp->view_dev : vp->dev;
+	if (dev) { /* the open store or view: no connection of its own */
+		vblk_rbd_alua_get(dev, &vp->alua);
+		return;
+	}
 	struct vblk_rbd_conf rbd = rbd_conf(ps);
 	struct vblk_rbd_owner o;
-	if (!vblk_rbd_spec(vp->path))
-		return 0;
-	if (vp->view_dev) /* the open view: no connection of its own */
-		return vblk_rbd_owner_group(vp->view_dev, &o.group) < 0 || o.group > UINT16_MAX
-			       ? 0 : (uint16_t)o.group;
-	if (vblk_rbd_owner_peek(r, vp->path, &rbd, &o) < 0 || o.group > UINT16_MAX)
-		return 0;
-	return (uint16_t)o.group;
+	if (vblk_rbd_owner_peek(r, vp->path, &rbd, &o) == 0 && o.group <= UINT16_MAX)
+		vp->alua.owner = (uint16_t)o.group;
 }
 
 void vd_pool_view_close_old(struct vpool *p, struct vblk *dev)

@@ -234,3 +234,66 @@ bool vblk_rbd_addr_is_local(const char *addr, bool (*is_local)(int family, const
 		return false;
 	return (is_local ? is_local : host_has_ip)(family, ip);
 }
+
+/* ---- the shared ALUA record (rbd_owner.h) */
+
+/* A group id as written: 1..65535, decimal, no leading zero. 0 if not one. */
+static uint16_t group_id(const char *s)
+{
+	if (*s < '1' || *s > '9')
+		return 0;
+	unsigned long v = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || (v = v * 10 + (unsigned long)(*s - '0')) > 0xffff)
+			return 0;
+	}
+	return (uint16_t)v;
+}
+
+static void add_fenced(struct vblk_rbd_alua *r, uint16_t g)
+{
+	unsigned i = 0;
+	while (i < r->n_fenced && r->fenced[i] < g)
+		i++;
+	if ((i < r->n_fenced && r->fenced[i] == g) || r->n_fenced == VBLK_RBD_ALUA_MAX_FENCED)
+		return;
+	memmove(r->fenced + i + 1, r->fenced + i, (r->n_fenced - i) * sizeof(r->fenced[0]));
+	r->fenced[i] = g;
+	r->n_fenced++;
+}
+
+void vblk_rbd_alua_parse(const char *keys, size_t klen, const char *vals, size_t vlen,
+			 struct vblk_rbd_alua *out)
+{
+	memset(out, 0, sizeof(*out));
+	const size_t pl = strlen(VBLK_RBD_ALUA_PREFIX), fl = strlen(VBLK_RBD_ALUA_FENCED_KEY);
+	size_t k = 0, v = 0;
+	while (k < klen && v < vlen) {
+		const char *key = keys + k, *val = vals + v;
+		size_t kn = strnlen(key, klen - k), vn = strnlen(val, vlen - v);
+		if (kn == klen - k || vn == vlen - v || !kn)
+			break; /* not NUL-terminated, or the list's end */
+		if (strncmp(key, VBLK_RBD_ALUA_PREFIX, pl))
+			break; /* sorted: past the prefix */
+		if (!strcmp(key, VBLK_RBD_ALUA_OWNER_KEY))
+			out->owner = group_id(val);
+		else if (!strncmp(key, VBLK_RBD_ALUA_FENCED_KEY, fl) && group_id(key + fl))
+			add_fenced(out, group_id(key + fl));
+		k += kn + 1;
+		v += vn + 1;
+	}
+}
+
+bool vblk_rbd_alua_equal(const struct vblk_rbd_alua *a, const struct vblk_rbd_alua *b)
+{
+	return a->owner == b->owner && a->n_fenced == b->n_fenced &&
+	       !memcmp(a->fenced, b->fenced, a->n_fenced * sizeof(a->fenced[0]));
+}
+
+bool vblk_rbd_alua_fenced(const struct vblk_rbd_alua *r, uint16_t g)
+{
+	for (unsigned i = 0; i < r->n_fenced; i++)
+		if (r->fenced[i] == g)
+			return true;
+	return false;
+}

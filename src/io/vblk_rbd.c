@@ -27,6 +27,12 @@
  *     client, every operation fails with -ESHUTDOWN (Ceph's EBLOCKLISTED);
  *     the pool then fails (a journal write that fails marks it failed) and
  *     acknowledges nothing more.
+ *   - The shared ALUA record (rbd_owner.h, docs/ceph.md "The shared ALUA
+ *     record"): right after taking the lock the holder writes its group as the
+ *     owner and marks the group whose lock it broke fenced; an open that finds
+ *     the lock held (standby) removes this gateway's own fenced mark (librbd
+ *     lets a client without the lock change metadata). vblk_rbd_alua_get reads
+ *     the record, through a look client of its own once the store is fenced.
  *   - Blocking calls: librados' and librbd's synchronous calls (connect,
  *     create, open, the read-only open of a standby pool's view, lock
  *     acquire, the takeover's lock break and blocklist, the owner record,
@@ -54,7 +60,7 @@
  *     gone); the daemon closes stores, a standby view's too, with
  *     vblk_close_live (on the worker). vblk_rbd_owner_peek, rdev_mapped (the
  *     sweep's object-map walk) and the pool watch's reads
- *     (vblk_rbd_check_lock, vblk_rbd_owner_group) run on the worker too.
+ *     (vblk_rbd_check_lock, vblk_rbd_alua_get) run on the worker too.
  */
 #include <errno.h>
 #include <poll.h>
@@ -79,6 +85,14 @@ struct rdev {
 	rbd_image_t img;
 	int efd;
 	bool readonly;     /* vblk_rbd_open_readonly: a standby view, no lock of its own */
+	/* A fenced store's look at the shared ALUA record (vblk_rbd_alua_get): its own
+	 * client is blocklisted and cannot read anything, so the first look after the
+	 * fence connects a new client (a new address: not blocklisted) and opens the
+	 * image read-only; kept until the store is closed. Only the worker touches it. */
+	rados_t look_cl;
+	rados_ioctx_t look_io;
+	rbd_image_t look_img;
+	struct vblk_rbd_conf look_conf; /* the open's settings, copied (strings owned) */
 	/* The lock's owner as rbd_lock_get_owners names this client, read right after
 	 * this client acquired it ("" if that read failed): the pool watch's "another
 	 * client holds the lock" compares owners with it, the same API's string, so
@@ -419,6 +433,12 @@ static int rdev_grow(struct vblk *b, uint64_t new_size)
 
 static void disconnect(struct rdev *d)
 {
+	if (d->look_img)
+		rbd_close(d->look_img);
+	if (d->look_io)
+		rados_ioctx_destroy(d->look_io);
+	if (d->look_cl)
+		rados_shutdown(d->look_cl);
 	if (d->img)
 		rbd_close(d->img); /* waits for librbd's own in-flight work */
 	if (d->io)
@@ -454,12 +474,20 @@ static void drop_inflight(struct rdev *d)
 	}
 }
 
+static void free_rdev(struct rdev *d)
+{
+	free((char *)d->look_conf.conf_path);
+	free((char *)d->look_conf.client_id);
+	free((char *)d->look_conf.keyring);
+	free(d);
+}
+
 static void rdev_close(struct vblk *b)
 {
 	struct rdev *d = to_rdev(b);
 	drop_inflight(d);
 	disconnect(d);
-	free(d);
+	free_rdev(d);
 }
 
 static int disconnect_blocking(void *arg)
@@ -474,7 +502,7 @@ static void rdev_close_live(struct vblk *b)
 {
 	struct rdev *d = to_rdev(b);
 	voffload_run(b->reactor, disconnect_blocking, d);
-	free(d);
+	free_rdev(d);
 }
 
 static const struct vblk_ops rdev_ops = {
@@ -620,6 +648,53 @@ static bool holder_is_dead_predecessor(struct rdev *d, const char *owner)
 	return true;
 }
 
+/* The ALUA group of the client whose lock is being broken (owner: its address),
+ * from the owner record, only when the record is that client's; 0: not known. */
+static uint16_t holder_group(struct rdev *d, const char *owner)
+{
+	struct vblk_rbd_owner holder;
+	if (!owner[0] || owner_get(d->img, &holder) < 0 || strcmp(owner, holder.addr) ||
+	    holder.group > UINT16_MAX)
+		return 0;
+	return (uint16_t)holder.group;
+}
+
+/* Remove group g's fenced mark (if any) from the shared ALUA record; a client
+ * that does not hold the lock may (Pacific: metadata ops need no lock). */
+static void alua_unfence(struct rdev *d, unsigned g)
+{
+	char key[sizeof(VBLK_RBD_ALUA_FENCED_KEY) + 8];
+	snprintf(key, sizeof(key), VBLK_RBD_ALUA_FENCED_KEY "%u", g);
+	int rc = rbd_metadata_remove(d->img, key);
+	if (rc == 0)
+		vlog_info(d->name, "ALUA group %u is no longer marked fenced on the image", g);
+	else if (rc != -ENOENT)
+		vlog_warn(d->name, "cannot remove %s from the image: %s", key, strerror(-rc));
+}
+
+/* The lock holder's part of the shared ALUA record (rbd_owner.h), right after
+ * the lock is taken: the group it fenced (broken: the broken holder's, 0 for
+ * none or not known) marked first, its own mark removed, then itself as the
+ * owner, so that a reader between two writes never sees the new owner without
+ * the old one's fence. Failures are logged: the other paths then keep their
+ * last record until the next open (docs/ceph.md). */
+static void alua_record_owner(struct rdev *d, unsigned own, uint16_t broken)
+{
+	char key[sizeof(VBLK_RBD_ALUA_FENCED_KEY) + 8], val[8];
+	int rc = 0;
+	snprintf(val, sizeof(val), "%u", own);
+	if (broken && broken != own) {
+		snprintf(key, sizeof(key), VBLK_RBD_ALUA_FENCED_KEY "%u", broken);
+		rc = rbd_metadata_set(d->img, key, val);
+	}
+	if (own)
+		alua_unfence(d, own);
+	if (rc == 0)
+		rc = rbd_metadata_set(d->img, VBLK_RBD_ALUA_OWNER_KEY, val);
+	if (rc < 0)
+		vlog_warn(d->name, "cannot write the ALUA record on the image: %s", strerror(-rc));
+}
+
 /* Record this process as the holder (after the lock is taken). A failure is
  * logged, not fatal: the record only speeds up a restart and informs ALUA, and
  * a record that is not the holder's is never acted on (its address). */
@@ -741,18 +816,24 @@ static int open_blocking(void *arg)
 	 * this machine's vaaid that is gone: that one is taken back at once.
 	 */
 	bool take = j->takeover;
+	unsigned own = j->conf ? j->conf->alua_group : 0;
+	char owner[sizeof(((struct vblk_rbd_owner *)0)->addr)];
+	size_t n;
+	rc = lock_owners(d, owner, sizeof(owner), &n);
+	if (rc < 0 && !take)
+		goto fail;
 	if (!take) {
-		char owner[sizeof(((struct vblk_rbd_owner *)0)->addr)];
-		size_t n;
-		rc = lock_owners(d, owner, sizeof(owner), &n);
-		if (rc < 0)
-			goto fail;
 		if (n > 0 && !(n == 1 && holder_is_dead_predecessor(d, owner))) {
 			rc = -EROFS;
+			/* standby here: a fence of this gateway's from before is over */
+			if (own)
+				alua_unfence(d, own);
 			goto refused;
 		}
 		take = n > 0;
 	}
+	/* whose lock is broken: its group is marked fenced in the ALUA record */
+	uint16_t broken = take && rc == 0 && n == 1 ? holder_group(d, owner) : 0;
 	rc = take ? break_lock(d) : 0;
 	if (rc == 0)
 		rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
@@ -774,6 +855,7 @@ refused:
 	if (lock_owners(d, d->self_owner, sizeof(d->self_owner), &held) < 0 || held != 1)
 		d->self_owner[0] = '\0'; /* not known: the watch then relies on the blocklist */
 	owner_set(d, j->conf);
+	alua_record_owner(d, own, broken);
 	if ((rc = rbd_get_size(d->img, &j->size)) < 0 ||
 	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
 	    (rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD)) < 0) {
@@ -827,9 +909,16 @@ static int open_offloaded(struct vreactor *r, struct open_job *j, voffload_fn fn
 	d->efd = -1;
 	snprintf(d->name, sizeof(d->name), "rbd:%s/%s", j->nm.pool, j->nm.image);
 	j->d = d;
+	const struct vblk_rbd_conf *c = j->conf;
+	if (c && ((c->conf_path && !(d->look_conf.conf_path = strdup(c->conf_path))) ||
+		  (c->client_id && !(d->look_conf.client_id = strdup(c->client_id))) ||
+		  (c->keyring && !(d->look_conf.keyring = strdup(c->keyring))))) {
+		free_rdev(d);
+		return -ENOMEM;
+	}
 	int rc = voffload_run(r, fn, j);
 	if (rc < 0) {
-		free(d);
+		free_rdev(d);
 		return rc;
 	}
 	d->b.ops = &rdev_ops;
@@ -937,24 +1026,64 @@ int vblk_rbd_check_lock(struct vblk *b)
 	return 1;
 }
 
-struct owner_job {
-	rbd_image_t img;
-	struct vblk_rbd_owner o;
+/* On voffload_run's worker: the shared ALUA record through the store's own
+ * image handle, or, for a fenced store (use_look), through the look client
+ * (made at the first such look). */
+struct alua_job {
+	struct rdev *d;
+	bool use_look;
+	struct vblk_rbd_alua *out;
 };
 
-static int owner_blocking(void *arg)
+static int alua_blocking(void *arg)
 {
-	struct owner_job *j = arg;
-	return owner_get(j->img, &j->o);
+	struct alua_job *j = arg;
+	struct rdev *d = j->d;
+	rbd_image_t img = d->img;
+	if (j->use_look) {
+		if (!d->look_img) {
+			struct vblk_rbd_name nm;
+			int rc = vblk_rbd_parse(d->name, &nm);
+			if (rc == 0)
+				rc = connect_cluster(&d->look_conf, nm.pool, &d->look_cl, &d->look_io);
+			if (rc == 0)
+				rc = rbd_open_read_only(d->look_io, nm.image, &d->look_img, NULL);
+			if (rc < 0) {
+				d->look_img = NULL;
+				if (d->look_io)
+					rados_ioctx_destroy(d->look_io);
+				if (d->look_cl)
+					rados_shutdown(d->look_cl);
+				d->look_io = NULL;
+				d->look_cl = NULL;
+				return rc;
+			}
+		}
+		img = d->look_img;
+	}
+	/* the record's keys sort first after the prefix: the owner and up to 8 fenced
+	 * groups, then perhaps vaaid.owner (VBLK_RBD_OWNER_MAX) and others; librbd says
+	 * how much it needs when the buffers are short (-ERANGE) */
+	size_t kl = 1024, vl = 4096;
+	for (int tries = 0;; tries++) {
+		char *keys = malloc(kl), *vals = malloc(vl);
+		int rc = keys && vals ? rbd_metadata_list(img, VBLK_RBD_ALUA_PREFIX,
+							   VBLK_RBD_ALUA_MAX_FENCED + 2, keys, &kl,
+							   vals, &vl)
+				      : -ENOMEM;
+		if (rc == 0)
+			vblk_rbd_alua_parse(keys, kl, vals, vl, j->out);
+		free(keys);
+		free(vals);
+		if (rc != -ERANGE || tries == 2)
+			return rc;
+	}
 }
 
-int vblk_rbd_owner_group(struct vblk *b, unsigned *group)
+int vblk_rbd_alua_get(struct vblk *b, struct vblk_rbd_alua *out)
 {
 	if (!b || b->ops != &rdev_ops)
 		return -EOPNOTSUPP;
-	struct owner_job j = {.img = to_rdev(b)->img};
-	int rc = voffload_run(b->reactor, owner_blocking, &j);
-	if (rc == 0)
-		*group = j.o.group;
-	return rc;
+	struct alua_job j = {.d = to_rdev(b), .use_look = b->fenced, .out = out};
+	return voffload_run(b->reactor, alua_blocking, &j);
 }

@@ -50,8 +50,8 @@ int vblk_rbd_check_lock(struct vblk *b)
 	return -EOPNOTSUPP;
 }
 
-int vblk_rbd_owner_group(struct vblk *b, unsigned *group)
+int vblk_rbd_alua_get(struct vblk *b, struct vblk_rbd_alua *out)
 {
-	(void)b, (void)group;
+	(void)b, (void)out;
 	return -EOPNOTSUPP;
 }

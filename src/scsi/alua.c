@@ -57,25 +57,48 @@ void scsi_alua_set_peer(struct scsi_lun *lun, uint16_t id, uint8_t state)
 			changed(lun, &lun->alua.peers[i], state);
 }
 
-/* The peers' states that go with the local one: while this gateway is active the
- * others are standby; otherwise the owner's group is active/optimized (owner 0:
- * not known; with a single peer, that peer is the owner). */
+static bool group_fenced(const struct scsi_alua *a, uint16_t id)
+{
+	for (unsigned i = 0; i < a->n_fenced; i++)
+		if (a->fenced_groups[i] == id)
+			return true;
+	return false;
+}
+
+/* A peer's state from the shared record (scsi_alua_set_record): the owner's group
+ * active/optimized (owner 0: not known; with a single peer, that peer; a record
+ * that still names this gateway while it is not active is not known either: the
+ * takeover that fenced it has not written the record yet); a group the record
+ * marks fenced unavailable; the others standby. */
 static uint8_t peer_state(const struct scsi_alua *a, uint8_t local, uint16_t owner, uint16_t id)
 {
-	if (local == SCSI_ALUA_ACTIVE_OPTIMIZED)
-		return SCSI_ALUA_STANDBY;
-	if (!owner && a->n_peers == 1)
-		owner = a->peers[0].id;
-	return id == owner ? SCSI_ALUA_ACTIVE_OPTIMIZED : SCSI_ALUA_STANDBY;
+	if (local != SCSI_ALUA_ACTIVE_OPTIMIZED) {
+		if (owner == a->local.id)
+			owner = 0;
+		if (!owner && a->n_peers == 1)
+			owner = a->peers[0].id;
+		if (id == owner)
+			return SCSI_ALUA_ACTIVE_OPTIMIZED;
+	}
+	return group_fenced(a, id) ? SCSI_ALUA_UNAVAILABLE : SCSI_ALUA_STANDBY;
+}
+
+static void set_fenced(struct scsi_alua *a, const uint16_t *fenced, unsigned n_fenced)
+{
+	a->n_fenced = 0;
+	for (unsigned i = 0; fenced && i < n_fenced && a->n_fenced < SCSI_ALUA_MAX_PEERS + 1; i++)
+		a->fenced_groups[a->n_fenced++] = fenced[i];
 }
 
 void scsi_alua_configure(struct scsi_lun *lun, uint16_t group, const uint16_t *peers,
-			 unsigned n_peers, uint8_t local, uint16_t owner)
+			 unsigned n_peers, uint8_t local, uint16_t owner, const uint16_t *fenced,
+			 unsigned n_fenced)
 {
 	struct scsi_alua *a = &lun->alua;
 	a->enabled = true;
 	a->local = (struct scsi_alua_group){.id = group, .state = local};
 	a->n_peers = n_peers < SCSI_ALUA_MAX_PEERS ? n_peers : SCSI_ALUA_MAX_PEERS;
+	set_fenced(a, fenced, n_fenced);
 	for (unsigned i = 0; i < a->n_peers; i++)
 		a->peers[i] = (struct scsi_alua_group){.id = peers[i]};
 	for (unsigned i = 0; i < a->n_peers; i++)
@@ -89,6 +112,13 @@ void scsi_alua_set_states(struct scsi_lun *lun, uint8_t local, uint16_t owner)
 		uint16_t id = lun->alua.peers[i].id;
 		scsi_alua_set_peer(lun, id, peer_state(&lun->alua, local, owner, id));
 	}
+}
+
+void scsi_alua_set_record(struct scsi_lun *lun, uint8_t local, uint16_t owner,
+			  const uint16_t *fenced, unsigned n_fenced)
+{
+	set_fenced(&lun->alua, fenced, n_fenced);
+	scsi_alua_set_states(lun, local, owner);
 }
 
 void scsi_alua_refresh(struct scsi_lun *lun)

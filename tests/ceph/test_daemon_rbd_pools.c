@@ -168,6 +168,7 @@ static void test_configured_pool(void **state)
 	assert_int_equal(vreactor_create(256, &r), 0);
 	struct vd_config c;
 	conf_with(&c, img_a);
+	c.alua.group = 4; /* this daemon's group, in its owner record */
 	struct vd_pools *ps = calloc(1, sizeof(*ps)), *ps2 = calloc(1, sizeof(*ps2));
 	char err[1200] = "";
 	assert_int_equal(vd_pools_open(ps, &c, r, err, sizeof(err)), 0);
@@ -185,6 +186,7 @@ static void test_configured_pool(void **state)
 	/* a second daemon: the image is held, the pool is standby there, the first
 	 * keeps serving */
 	err[0] = 0;
+	c.alua.group = 5; /* the second daemon's group: its takeover fences group 4 */
 	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
 	assert_true(ps2->p[0].standby);
 	assert_null(ps2->p[0].pool);
@@ -218,9 +220,19 @@ static void test_configured_pool(void **state)
 	assert_int_equal(vd_pool_takeover(ps2, r, "cp", err, sizeof(err)), 0);
 	assert_false(ps2->p[0].standby);
 	assert_non_null(ps2->p[0].pool);
+	assert_int_equal(ps2->p[0].alua.owner, 5); /* the record, read right after the takeover */
+	assert_int_equal(ps2->p[0].alua.n_fenced, 1);
+	assert_int_equal(ps2->p[0].alua.fenced[0], 4);
 	struct vblk_stats before = ps->p[0].dev->stats;
 	vd_devices_watch(ds);
 	assert_true(vpool_fenced(ps->p[0].pool));
+	/* the fenced daemon reads the shared ALUA record through a client of its own
+	 * (its own is blocklisted): the new owner and its own fence mark */
+	struct vblk_rbd_alua rec = {.owner = 4};
+	assert_int_equal(vd_store_watch(ps->p[0].dev, false, &rec), VD_WATCH_OWNER);
+	assert_int_equal(rec.owner, 5);
+	assert_int_equal(rec.n_fenced, 1);
+	assert_int_equal(rec.fenced[0], 4);
 	assert_false(vpool_fenced(ps->p[1].pool)); /* the other pool is still this gateway's */
 	assert_int_equal(ps->p[0].dev->stats.read_ops, before.read_ops);
 	assert_int_equal(ps->p[0].dev->stats.write_ops, before.write_ops);
@@ -276,7 +288,7 @@ static void test_configured_pool(void **state)
 }
 
 /* A standby pool's read-only view (vd_pool_view_refresh, docs/ceph.md "ALUA") and
- * owner's group (vd_pool_owner_group, from the owner record): the volumes the owner made, with their identity (NAA, serial, size), read without the
+ * the pool's shared ALUA record (vd_pool_alua_read: the owner's group, the fenced ones): the volumes the owner made, with their identity (NAA, serial, size), read without the
  * lock; a refresh shows a volume made since and hands the old view back; the owner
  * keeps serving; the view is closed with the pools. */
 static void test_standby_view(void **state)
@@ -296,7 +308,9 @@ static void test_standby_view(void **state)
 	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
 	assert_true(ps2->p[0].standby);
 	/* the standby gateway reads which group owns the pool (its LUNs' RTPG) */
-	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0], r), 7);
+	vd_pool_alua_read(ps2, &ps2->p[0], r);
+	assert_int_equal(ps2->p[0].alua.owner, 7);
+	assert_int_equal(ps2->p[0].alua.n_fenced, 0);
 	struct vpool *old;
 	struct vblk *old_dev;
 	assert_int_equal(vd_pool_view_refresh(ps, &ps->p[0], r, &old, &old_dev), -EINVAL); /* served */
@@ -329,24 +343,29 @@ static void test_standby_view(void **state)
 	assert_non_null(vpool_volume_find(ps2->p[0].view, "new"));
 	/* with the view open, the owner's group is read through it (the pool watch's
 	 * look, vd_store_watch, does the same every period) */
-	assert_int_equal(vd_pool_owner_group(ps2, &ps2->p[0], r), 7);
-	uint16_t owner = 7;
-	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &owner), VD_WATCH_NONE);
-	assert_int_equal(owner, 7);
+	ps2->p[0].alua = (struct vblk_rbd_alua){0};
+	vd_pool_alua_read(ps2, &ps2->p[0], r);
+	assert_int_equal(ps2->p[0].alua.owner, 7);
+	struct vblk_rbd_alua rec = ps2->p[0].alua;
+	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &rec), VD_WATCH_NONE);
+	assert_int_equal(rec.owner, 7);
 	/* the owner was not disturbed */
 	uint8_t *buf = vblk_alloc_buf(MIB);
 	memset(buf, 7, MIB);
 	assert_int_equal(io(r, v, true, buf, 0, MIB), 0);
 	assert_false(vpool_fenced(ps->p[0].pool));
 	/* a third gateway (group 9) takes the pool over: the standby one's look finds
-	 * the new owner group in the record, through the same view */
+	 * the new owner group in the record, through the same view, and the group it
+	 * fenced (7) marked */
 	struct vd_pools *ps3 = calloc(1, sizeof(*ps3));
 	c.alua.group = 9;
 	assert_int_equal(vd_pools_open(ps3, &c, r, err, sizeof(err)), 0);
 	assert_int_equal(vd_pool_takeover(ps3, r, "cp", err, sizeof(err)), 0);
-	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &owner), VD_WATCH_OWNER);
-	assert_int_equal(owner, 9);
-	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &owner), VD_WATCH_NONE);
+	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &rec), VD_WATCH_OWNER);
+	assert_int_equal(rec.owner, 9);
+	assert_int_equal(rec.n_fenced, 1);
+	assert_int_equal(rec.fenced[0], 7);
+	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &rec), VD_WATCH_NONE);
 	vd_pools_close(ps3);
 	free(ps3);
 	free(buf);

@@ -14,6 +14,13 @@
  *    active/optimized group in its RTPG from the old owner's to the new one's,
  *    with the unit attention; meanwhile data commands get the standby sense
  *    (02h/04h/0Bh, SPC-4 5.16.2.4.4).
+ *  - three gateways (groups 1, 2, 3, each with the other two as peers) answer
+ *    REPORT TARGET PORT GROUPS with the same bytes: A takes the pool, then B takes
+ *    it from A (C standby throughout): all three show group 1 unavailable (the
+ *    pool's shared record marks it fenced), group 2 active/optimized (the fenced
+ *    A learns the owner through a client of its own: with two peers it could
+ *    not guess it) and group 3 standby; A coming back (an open that finds the
+ *    lock held: standby) clears its mark, and B's answer shows group 1 standby.
  * Each wait is bounded (30 s, six periods); the time seen is printed.
  */
 #include <signal.h>
@@ -57,17 +64,31 @@ static void expect_sense(struct simhost_result r, uint8_t key, uint8_t asc, uint
 	simhost_result_free(&r);
 }
 
+/* The RTPG answer's bytes (length only header; 4 + 12 per group). */
+static size_t rtpg_bytes(struct simhost *h, uint8_t *out, size_t cap)
+{
+	struct simhost_result r = run(h, RTPG, 12, 256);
+	while (r.r.status == 2 && (r.r.sense[2] & 0x0F) == SK_UNIT_ATTENTION) {
+		simhost_result_free(&r); /* a state change reported: taken */
+		r = run(h, RTPG, 12, 256);
+	}
+	assert_int_equal(r.r.status, 0);
+	size_t n = 4 + scsi_get_be32(r.r.data_in);
+	assert_true(n <= cap);
+	memcpy(out, r.r.data_in, n);
+	simhost_result_free(&r);
+	return n;
+}
+
 /* The RTPG states of groups 1, 2, ... (length only header; ascending ids). */
 static void expect_rtpg(struct simhost *h, unsigned n, const uint8_t *states)
 {
-	struct simhost_result r = run(h, RTPG, 12, 256);
-	assert_int_equal(r.r.status, 0);
-	assert_int_equal(scsi_get_be32(r.r.data_in), 12 * n);
+	uint8_t d[256];
+	assert_int_equal(rtpg_bytes(h, d, sizeof(d)), 4 + 12 * n);
 	for (unsigned i = 0; i < n; i++) {
-		assert_int_equal(scsi_get_be16(r.r.data_in + 4 + 12 * i + 2), i + 1);
-		assert_int_equal(r.r.data_in[4 + 12 * i] & 0x0F, states[i]);
+		assert_int_equal(scsi_get_be16(d + 4 + 12 * i + 2), i + 1);
+		assert_int_equal(d[4 + 12 * i] & 0x0F, states[i]);
 	}
-	simhost_result_free(&r);
 }
 
 static double now_s(void)
@@ -185,7 +206,9 @@ static void test_standby_follows_owner(void **state)
 	assert_int_equal(vblk_rbd_takeover(r, spec, &g3, &third), 0);
 	double waited = wait_state_changed(s, SK_NOT_READY, 0x04, 0x0B);
 	fprintf(stderr, "standby gateway: new owner seen after %.1f s\n", waited);
-	const uint8_t owner3[] = {SCSI_ALUA_STANDBY, SCSI_ALUA_STANDBY, SCSI_ALUA_ACTIVE_OPTIMIZED};
+	/* group 2, whose lock group 3 broke, is marked fenced in the pool's record */
+	const uint8_t owner3[] = {SCSI_ALUA_STANDBY, SCSI_ALUA_UNAVAILABLE,
+				  SCSI_ALUA_ACTIVE_OPTIMIZED};
 	expect_rtpg(s, 3, owner3);
 	expect_sense(run(s, READ10, 10, 4096), SK_NOT_READY, 0x04, 0x0B); /* still standby */
 
@@ -193,6 +216,122 @@ static void test_standby_follows_owner(void **state)
 	vblk_close(third);
 	vblk_close(holder);
 	vreactor_destroy(r);
+	vblk_rbd_remove(spec, NULL);
+}
+
+/* RTPG through h, polled every 100 ms (unit attentions taken) until it is the bytes
+ * want; fails after 30 s. */
+static void wait_rtpg(struct simhost *h, const uint8_t *want, size_t n, const char *who)
+{
+	double t0 = now_s();
+	for (;;) {
+		struct simhost_result r = run(h, TUR, 6, 0);
+		simhost_result_free(&r);
+		uint8_t got[256];
+		size_t m = rtpg_bytes(h, got, sizeof(got));
+		if (m == n && !memcmp(got, want, n))
+			return;
+		if (now_s() - t0 > 30) {
+			for (size_t i = 4; i + 12 <= m; i += 12)
+				fprintf(stderr, "%s: group %u state %u status %u\n", who,
+					scsi_get_be16(got + i + 2), got[i] & 0x0F, got[i + 5]);
+			fail_msg("%s: RTPG not the same as the owner's within 30 s", who);
+		}
+		usleep(100000);
+	}
+}
+
+static struct simhost *gateway(const char *spec, uint16_t group)
+{
+	char err[512];
+	struct simhost *h;
+	if (simhost_open_standby(spec, &h, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	uint16_t peers[2], n = 0;
+	for (uint16_t g = 1; g <= 3; g++)
+		if (g != group)
+			peers[n++] = g;
+	assert_int_equal(simhost_alua(h, group, peers, 2), 0);
+	assert_int_equal(simhost_attach(h, "v", 0), 0);
+	assert_int_equal(simhost_pool_watch(h), 0);
+	return h;
+}
+
+static void test_three_gateways_agree(void **state)
+{
+	(void)state;
+	char spec[64], err[512];
+	snprintf(spec, sizeof(spec), "rbd:rbd/watch-three-%d", (int)getpid());
+	vblk_rbd_remove(spec, NULL);
+	struct vpool_params prm = {.extent_size = 1u << 20};
+	struct simhost *mk;
+	assert_int_equal(simhost_create_pool_ex(spec, 64u << 20, &prm, false, SIMHOST_IO_URING, 1,
+						&mk, err, sizeof(err)), 0);
+	assert_int_equal(simhost_volume_create(mk, "v", 16u << 20, 512), 0);
+	assert_int_equal(simhost_close(mk), 0);
+	struct simhost *a = gateway(spec, 1), *b = gateway(spec, 2), *c = gateway(spec, 3);
+	int lost;
+	/* A takes the free pool: everyone shows group 1 active/optimized */
+	assert_int_equal(simhost_takeover(a, &lost), 0);
+	assert_int_equal(lost, 0);
+	uint8_t want[256];
+	size_t n = rtpg_bytes(a, want, sizeof(want));
+	const uint8_t a_owns[] = {SCSI_ALUA_ACTIVE_OPTIMIZED, SCSI_ALUA_STANDBY, SCSI_ALUA_STANDBY};
+	expect_rtpg(a, 3, a_owns);
+	double t = now_s();
+	wait_rtpg(b, want, n, "B");
+	double tb = now_s() - t;
+	wait_rtpg(c, want, n, "C");
+	fprintf(stderr, "three gateways, after A's takeover: B agrees %.1f s after it, C %.1f s\n",
+		tb, now_s() - t);
+
+	/* B takes it from A (A idle: no command reaches its pool) */
+	assert_int_equal(simhost_takeover(b, &lost), 0);
+	assert_int_equal(lost, 0);
+	n = rtpg_bytes(b, want, sizeof(want));
+	const uint8_t b_owns[] = {SCSI_ALUA_UNAVAILABLE, SCSI_ALUA_ACTIVE_OPTIMIZED,
+				  SCSI_ALUA_STANDBY};
+	expect_rtpg(b, 3, b_owns); /* the group it fenced: unavailable, not standby */
+	t = now_s();
+	wait_rtpg(a, want, n, "A (fenced)");
+	double ta = now_s() - t;
+	wait_rtpg(c, want, n, "C");
+	fprintf(stderr, "three gateways, after B's takeover: A (fenced) agrees %.1f s after it, "
+		"C %.1f s\n", ta, now_s() - t);
+	expect_sense(run(a, READ10, 10, 4096), SK_NOT_READY, 0x04, 0x0C);
+	expect_sense(run(c, READ10, 10, 4096), SK_NOT_READY, 0x04, 0x0B);
+	uint8_t got[256];
+	assert_int_equal(rtpg_bytes(a, got, sizeof(got)), n);
+	assert_memory_equal(got, want, n);
+	assert_int_equal(rtpg_bytes(c, got, sizeof(got)), n);
+	assert_memory_equal(got, want, n);
+
+	/* A comes back: its open finds B's lock (standby) and clears A's mark */
+	simhost_close(a); /* fenced: cannot checkpoint */
+	struct vreactor *r;
+	struct vblk *again;
+	assert_int_equal(vreactor_create(64, &r), 0);
+	struct vblk_rbd_conf g1 = {.alua_group = 1};
+	assert_int_equal(vblk_rbd_open(r, spec, &g1, 0, &again), -EBUSY);
+	vreactor_destroy(r);
+	const uint8_t back[] = {SCSI_ALUA_STANDBY, SCSI_ALUA_ACTIVE_OPTIMIZED, SCSI_ALUA_STANDBY};
+	n = rtpg_bytes(b, want, sizeof(want));
+	double t0 = now_s();
+	while ((want[4] & 0x0F) != SCSI_ALUA_STANDBY) {
+		if (now_s() - t0 > 30)
+			fail_msg("B still shows group 1 unavailable 30 s after A came back");
+		usleep(100000);
+		struct simhost_result u = run(b, TUR, 6, 0);
+		simhost_result_free(&u);
+		n = rtpg_bytes(b, want, sizeof(want));
+	}
+	expect_rtpg(b, 3, back);
+	fprintf(stderr, "three gateways: B shows group 1 standby %.1f s after A came back\n",
+		now_s() - t0);
+	wait_rtpg(c, want, n, "C");
+
+	assert_int_equal(simhost_close(c), 0);
+	assert_int_equal(simhost_close(b), 0);
 	vblk_rbd_remove(spec, NULL);
 }
 
@@ -206,6 +345,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idle_gateway_fenced),
 		cmocka_unit_test(test_standby_follows_owner),
+		cmocka_unit_test(test_three_gateways_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,6 +154,51 @@ static void test_addr_is_local(void **state)
 	assert_true(vblk_rbd_addr_is_local("127.0.0.1:0/1", NULL));
 }
 
+/* The shared ALUA record from rbd_metadata_list's answer: the keys under the
+ * prefix (sorted, as the OSD lists them), fenced groups ascending and distinct,
+ * anything else ignored; the list ends at the first key past the prefix. */
+static void test_alua_record_parse(void **state)
+{
+	(void)state;
+	static const char keys[] = "vaaid.alua.fenced.12\0vaaid.alua.fenced.3\0"
+				   "vaaid.alua.fenced.x\0vaaid.alua.fenced.0\0"
+				   "vaaid.alua.fenced.70000\0vaaid.alua.owner\0vaaid.owner\0"
+				   "vaaid.zzz\0";
+	static const char vals[] = "2\0" "2\0" "2\0" "2\0" "2\0" "2\0" "machine=m\0" "1\0";
+	struct vblk_rbd_alua r;
+	vblk_rbd_alua_parse(keys, sizeof(keys) - 1, vals, sizeof(vals) - 1, &r);
+	assert_int_equal(r.owner, 2);
+	assert_int_equal(r.n_fenced, 2);
+	assert_int_equal(r.fenced[0], 3);
+	assert_int_equal(r.fenced[1], 12);
+	assert_true(vblk_rbd_alua_fenced(&r, 12));
+	assert_false(vblk_rbd_alua_fenced(&r, 2));
+	/* an owner that is not a group id: not known; an empty list: an empty record */
+	static const char k2[] = "vaaid.alua.owner\0", v2[] = "02\0";
+	vblk_rbd_alua_parse(k2, sizeof(k2) - 1, v2, sizeof(v2) - 1, &r);
+	assert_int_equal(r.owner, 0);
+	struct vblk_rbd_alua e = {0};
+	vblk_rbd_alua_parse("", 0, "", 0, &r);
+	assert_true(vblk_rbd_alua_equal(&r, &e));
+	/* at most 8 fenced groups; a repeat counts once */
+	char kb[512], vb[64];
+	size_t kl = 0, vl = 0;
+	for (unsigned g = 1; g <= 10; g++) {
+		kl += (size_t)snprintf(kb + kl, sizeof(kb) - kl, "vaaid.alua.fenced.%u", g) + 1;
+		vb[vl++] = '1';
+		vb[vl++] = 0;
+	}
+	vblk_rbd_alua_parse(kb, kl, vb, vl, &r);
+	assert_int_equal(r.n_fenced, VBLK_RBD_ALUA_MAX_FENCED);
+	/* the first 8 listed are kept (here 1..8), ascending */
+	assert_int_equal(r.fenced[0], 1);
+	assert_int_equal(r.fenced[7], 8);
+	struct vblk_rbd_alua a = {.owner = 1, .n_fenced = 1, .fenced = {2}}, b = a;
+	assert_true(vblk_rbd_alua_equal(&a, &b));
+	b.fenced[0] = 3;
+	assert_false(vblk_rbd_alua_equal(&a, &b));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_parse_refuses_damage),
 		cmocka_unit_test(test_dead_predecessor_rule),
 		cmocka_unit_test(test_addr_is_local),
+		cmocka_unit_test(test_alua_record_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

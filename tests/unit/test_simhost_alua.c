@@ -326,8 +326,93 @@ static void single_peer_is_owner(void **state)
 	assert_int_equal(scsi_get_be16(r.r.data_in + 18), 9);
 	assert_int_equal(r.r.data_in[16], SCSI_ALUA_STANDBY);
 	simhost_result_free(&r);
+	/* fenced, the shared record still naming this gateway as the owner (the
+	 * takeover has not written it yet): not known, so the single peer is the owner */
+	assert_int_equal(simhost_alua_record(h, SCSI_ALUA_UNAVAILABLE, 9, NULL, 0), 0);
+	expect_state_changed_ua(h, 1);
+	r = cmd_on(h, 0, cdb, 12, 256);
+	assert_int_equal(r.r.status, 0);
+	assert_int_equal(r.r.data_in[4], SCSI_ALUA_ACTIVE_OPTIMIZED);
+	assert_int_equal(r.r.data_in[16], SCSI_ALUA_UNAVAILABLE);
+	simhost_result_free(&r);
 	assert_int_equal(simhost_close(h), 0);
 	simhost_remove_pool(path);
+}
+
+/* The states of groups 1, 2, 3 in RTPG through h's LUN 0 (unit attentions taken). */
+static void states_of(struct simhost *h, uint8_t st[3])
+{
+	uint8_t cdb[12];
+	rtpg_cdb(cdb, 0, 256);
+	struct simhost_result r = cmd_on(h, 0, cdb, 12, 256);
+	while (r.r.status == 2 && (r.r.sense[2] & 0x0F) == SK_UNIT_ATTENTION) {
+		simhost_result_free(&r);
+		r = cmd_on(h, 0, cdb, 12, 256);
+	}
+	assert_int_equal(r.r.status, 0);
+	assert_int_equal(scsi_get_be32(r.r.data_in), 36);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(scsi_get_be16(r.r.data_in + 4 + 12 * i + 2), i + 1);
+		st[i] = r.r.data_in[4 + 12 * i] & 0x0F;
+	}
+	simhost_result_free(&r);
+}
+
+/* The shared record's rule (docs/ceph.md "The shared ALUA record"), without a
+ * cluster: after group 2 took the pool from group 1 (the record: owner 2, group 1
+ * fenced), the new owner, the fenced gateway and a standby third answer the same
+ * states -- 1 unavailable, 2 active/optimized, 3 standby -- each from its own
+ * knowledge of itself plus the record; the fenced one also while the record still
+ * names it as the owner (the takeover has not written it yet) shows no other
+ * group active/optimized, and once group 1 is back (its mark removed) every path
+ * shows it standby. */
+static void shared_record_same_on_every_path(void **state)
+{
+	(void)state;
+	char pa[256], pb[256], pc[256];
+	struct simhost *g[3] = {setup("alua5a", pa, sizeof(pa), 1), setup("alua5b", pb, sizeof(pb), 1),
+				setup("alua5c", pc, sizeof(pc), 1)};
+	for (uint16_t i = 0; i < 3; i++) {
+		uint16_t peers[2], n = 0;
+		for (uint16_t p = 1; p <= 3; p++)
+			if (p != i + 1)
+				peers[n++] = p;
+		assert_int_equal(simhost_alua(g[i], i + 1, peers, 2), 0);
+		assert_int_equal(simhost_alua_shared(g[i], true), 0);
+		attach_all(g[i], 1);
+	}
+	const uint16_t one = 1;
+	uint8_t st[3][3];
+	/* the fenced gateway before the record is written: owner unknown (still itself) */
+	assert_int_equal(simhost_alua_record(g[0], SCSI_ALUA_UNAVAILABLE, 1, NULL, 0), 0);
+	states_of(g[0], st[0]);
+	assert_int_equal(st[0][0], SCSI_ALUA_UNAVAILABLE);
+	assert_int_equal(st[0][1], SCSI_ALUA_STANDBY);
+	assert_int_equal(st[0][2], SCSI_ALUA_STANDBY);
+	/* the record written: owner 2, group 1 fenced */
+	assert_int_equal(simhost_alua_record(g[0], SCSI_ALUA_UNAVAILABLE, 2, &one, 1), 0);
+	assert_int_equal(simhost_alua_record(g[1], SCSI_ALUA_ACTIVE_OPTIMIZED, 2, &one, 1), 0);
+	assert_int_equal(simhost_alua_record(g[2], SCSI_ALUA_STANDBY, 2, &one, 1), 0);
+	for (int i = 0; i < 3; i++)
+		states_of(g[i], st[i]);
+	const uint8_t want[3] = {SCSI_ALUA_UNAVAILABLE, SCSI_ALUA_ACTIVE_OPTIMIZED,
+				 SCSI_ALUA_STANDBY};
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(st[i], want, 3);
+	/* group 1 back as standby: its mark removed from the record */
+	assert_int_equal(simhost_alua_record(g[1], SCSI_ALUA_ACTIVE_OPTIMIZED, 2, NULL, 0), 0);
+	assert_int_equal(simhost_alua_record(g[2], SCSI_ALUA_STANDBY, 2, NULL, 0), 0);
+	states_of(g[1], st[1]);
+	states_of(g[2], st[2]);
+	const uint8_t back[3] = {SCSI_ALUA_STANDBY, SCSI_ALUA_ACTIVE_OPTIMIZED, SCSI_ALUA_STANDBY};
+	assert_memory_equal(st[1], back, 3);
+	assert_memory_equal(st[2], back, 3);
+	assert_int_equal(simhost_close(g[0]), 0);
+	assert_int_equal(simhost_close(g[1]), 0);
+	assert_int_equal(simhost_close(g[2]), 0);
+	simhost_remove_pool(pa);
+	simhost_remove_pool(pb);
+	simhost_remove_pool(pc);
 }
 
 /* A file pool's LUN (no other gateway can reach its pool) with [alua] and peers
@@ -364,6 +449,7 @@ int main(void)
 		cmocka_unit_test(no_alua_claims_nothing),
 		cmocka_unit_test(identity_and_rtpg),
 		cmocka_unit_test(states_and_senses),
+		cmocka_unit_test(shared_record_same_on_every_path),
 		cmocka_unit_test(single_peer_is_owner),
 		cmocka_unit_test(file_pool_reports_only_its_group),
 	};

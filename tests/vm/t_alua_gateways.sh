@@ -16,11 +16,11 @@
 #    REPORT TARGET PORT GROUPS the same bytes on both, group 1 active/optimized,
 #    group 2 standby; a READ through B: CHECK CONDITION, NOT READY, 04h/0Bh;
 #  - data written through A; `vaaictl --socket B pool takeover gw`: B's path
-#    active/optimized (RTPG through B: group 2 A/O, group 1 standby: B does not
-#    show the group it fenced as unavailable, today) and reading A's data (cmp);
-#    A's path, with no I/O sent: RTPG shows group 1 unavailable, 2 A/O within
-#    30 s (A's pool watch notices the fence), then a READ answers NOT READY
-#    04h/0Ch (fenced: unavailable).
+#    active/optimized (RTPG through B: group 2 A/O, group 1 unavailable: the
+#    pool's shared ALUA record marks the group B fenced) and reading A's data
+#    (cmp); A's path, with no I/O sent: RTPG the same bytes as B's within 30 s
+#    (A's pool watch notices the fence and reads the record), then a READ
+#    answers NOT READY 04h/0Ch (fenced: unavailable).
 # Every process (both vaaids, the cluster's daemons) is stopped by its PID on
 # every path, LIO cleared while both daemons still answer for their backstores
 # (a backstore's removal waits for its daemon's reply), and the run's own vaaid
@@ -211,24 +211,23 @@ t0=$(date +%s%N)
 log "takeover by B: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 [ "$(pool_state "$BSOCK")" = active ] || die "B: pool gw not active after the takeover"
 rb=$(rtpg "$sgb")
-# (today B shows the group it fenced as standby, not unavailable: see docs/ceph.md
-# "Two gateways in one guest")
-[ "$(states "$rb")" = "1:2/2 2:0/2" ] ||
-	die "RTPG through B after the takeover: $(states "$rb") (expected 1 standby, 2 active/optimized)"
+# B shows the group it fenced unavailable (the pool's shared ALUA record)
+[ "$(states "$rb")" = "1:3/2 2:0/2" ] ||
+	die "RTPG through B after the takeover: $(states "$rb") (expected 1 unavailable, 2 active/optimized)"
 cmp "$work/pat" <(dd if="$sdb" bs=1M count=4 iflag=direct status=none) ||
 	die "B does not read the data written through A"
 log "B after the takeover: RTPG $(states "$rb"); A's 4 MiB read back through B"
 
 # A, fenced and idle: its pool watch (src/daemon/pool_watch.c, every 5 s) notices
-# the fence with no I/O sent: RTPG through A (allowed in every state) shows group
-# 1 unavailable within a few periods; then a READ through A answers 04h/0Ch
+# the fence with no I/O sent: RTPG through A (allowed in every state) answers the
+# same bytes as B's within a few periods; then a READ through A answers 04h/0Ch
 t0=$(date +%s)
-until ra=$(rtpg "$sga"); [ "$(states "$ra")" = "1:3/2 2:0/2" ]; do
+until ra=$(rtpg "$sga"); [ "$ra" = "$rb" ]; do
 	[ $(( $(date +%s) - t0 )) -lt 30 ] ||
-		die "RTPG through A 30 s after the takeover, no I/O sent: $(states "$ra") (expected 1 unavailable, 2 active/optimized)"
+		die "RTPG through A 30 s after the takeover, no I/O sent: $(states "$ra"), through B $(states "$rb") (expected the same bytes: 1 unavailable, 2 active/optimized)"
 	sleep 1
 done
-log "A noticed the fence with no I/O in $(( $(date +%s) - t0 )) s: RTPG through A $(states "$ra")"
+log "A noticed the fence with no I/O in $(( $(date +%s) - t0 )) s: RTPG through A the same bytes as through B: $(states "$ra")"
 s=$(sense "$sga" "$READ10" 4096)
 [ "$s" = "02 key=2 asc=04 ascq=0c" ] || die "READ through A (fenced): $s, expected NOT READY 04h/0Ch"
 log "A fenced: READ NOT READY 04h/0Ch (unavailable); RTPG through A $(states "$ra"), through B $(states "$rb")"

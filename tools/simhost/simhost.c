@@ -71,10 +71,10 @@ struct simhost {
 	uint16_t alua_peers[SCSI_ALUA_MAX_PEERS];
 	int alua_shared;   /* simhost_alua_shared: 1 / 0, -1: as the store (RBD: shared) */
 	/* simhost_pool_watch: the daemon's pool watch (vaaid/pool_watch.h) on the engine
-	 * thread; watch_owner: the standby pool's owner group known so far */
+	 * thread; watch_rec: the pool's shared ALUA record known so far */
 	struct vd_pool_watch watch;
 	bool watching;
-	uint16_t watch_owner;
+	struct vblk_rbd_alua watch_rec;
 	struct vd_views *views; /* the visibility groups as co-visibility facts (update_views) */
 	bool bench_skip_reserve; /* io=uring: simhost_bench_skip_reserve (benchmarks only) */
 	int group_flush;         /* io=uring: simhost_group_flush; -1 = vblk_uring's default */
@@ -163,10 +163,10 @@ static void hook_service(struct simhost *h)
 static void host_watch(struct simhost *h)
 {
 	if (vd_pool_watch_due(&h->watch)) {
-		enum vd_watch_event ev = vd_store_watch(h->dev, h->standby, &h->watch_owner);
+		unsigned ev = vd_store_watch(h->dev, h->standby, &h->watch_rec);
 		for (int i = 0; ev != VD_WATCH_NONE && i < SIMHOST_MAX_LUNS; i++)
 			if (h->luns[i].used && h->luns[i].dev)
-				vd_lun_watch_apply(&h->luns[i].lun, ev, h->watch_owner);
+				vd_lun_watch_apply(&h->luns[i].lun, ev, &h->watch_rec);
 	}
 	vd_pool_watch_arm(&h->watch, h->r);
 }
@@ -689,16 +689,13 @@ static int lun_bringup(struct simhost *h, int n)
 			      h->threshold_pct);
 	l->lun.xcopy_peer = sim_xcopy_peer;
 	l->lun.peer_arg = h;
-	/* as the daemon's vd_device_add with [alua]: a standby LUN takes the owner's
-	 * group from the image's owner record (through the view) */
-	unsigned owner;
-	if (h->alua_group && h->standby && vblk_rbd_owner_group(h->dev, &owner) == 0 &&
-	    owner <= UINT16_MAX)
-		h->watch_owner = (uint16_t)owner;
+	/* as the daemon's vd_device_add with [alua]: the LUN takes the other groups'
+	 * states from the pool's shared ALUA record (through the store or the view) */
+	if (h->alua_group)
+		vblk_rbd_alua_get(h->dev, &h->watch_rec);
 	vd_backstore_alua(&l->lun, h->alua_group, h->alua_peers, h->alua_n_peers,
 			  h->alua_shared >= 0 ? h->alua_shared == 1 : vblk_rbd_spec(h->path),
-			  h->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED,
-			  h->standby ? h->watch_owner : 0);
+			  h->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED, &h->watch_rec);
 	rc = tcmu_dev_create(h->r, l->map, l->map_size, simk_irq_fd(l->k), simk_doorbell_fd(l->k),
 			     &l->lun, &l->dev);
 	return rc < 0 ? rc : update_views(h);
@@ -876,16 +873,20 @@ int simhost_takeover(struct simhost *h, int *lost)
 	struct vblk *dev;
 	struct vpool *pool;
 	struct vpool_open_report rep = {0};
-	int rc = vblk_rbd_takeover(h->r, h->path, NULL, &dev);
+	struct vblk_rbd_conf conf = {.alua_group = h->alua_group}; /* the record names it */
+	int rc = vblk_rbd_takeover(h->r, h->path, &conf, &dev);
 	if (rc == 0 && (rc = vpool_open_stores(dev, NULL, 0, &pool, &rep)) < 0)
 		vblk_close_live(dev);
 	if (rc < 0)
 		return engine_resume(h, rc);
-	/* as the daemon's vd_devices_pool_served: each LUN moves to the pool's volume
-	 * or is lost (no volume); then nothing points into the view: closed */
+	/* as the daemon's pool_takeover: the record the takeover wrote (the group it
+	 * fenced), then vd_devices_pool_served: each LUN moves to the pool's volume or
+	 * is lost (no volume); then nothing points into the view: closed */
+	if (h->alua_group)
+		vblk_rbd_alua_get(dev, &h->watch_rec);
 	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
 		if (h->luns[i].used && h->luns[i].dev &&
-		    vd_lun_pool_served(&h->luns[i].lun, pool, h->luns[i].vol) < 0)
+		    vd_lun_pool_served(&h->luns[i].lun, pool, h->luns[i].vol, &h->watch_rec) < 0)
 			++*lost;
 	vpool_close(h->pool);
 	vblk_close_live(h->dev);
@@ -915,6 +916,16 @@ int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner)
 	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
 		if (h->luns[i].used && h->luns[i].dev && h->luns[i].lun.alua.enabled)
 			scsi_alua_set_states(&h->luns[i].lun, local, owner);
+	return engine_start(h);
+}
+
+int simhost_alua_record(struct simhost *h, uint8_t local, uint16_t owner, const uint16_t *fenced,
+			unsigned n_fenced)
+{
+	engine_stop(h);
+	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && h->luns[i].dev && h->luns[i].lun.alua.enabled)
+			scsi_alua_set_record(&h->luns[i].lun, local, owner, fenced, n_fenced);
 	return engine_start(h);
 }
 

@@ -128,6 +128,10 @@ int simhost_pool_watch(struct simhost *h);
 /* What the daemon does when a pool's ownership changes (vd_devices_alua):
  * scsi_alua_set_states(local, owner) on every attached LUN with ALUA. */
 int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner);
+/* The same with the pool's shared ALUA record (scsi_alua_set_record: the owner's
+ * group and the groups marked fenced), as the pool watch applies it. */
+int simhost_alua_record(struct simhost *h, uint8_t local, uint16_t owner, const uint16_t *fenced,
+			unsigned n_fenced);
 /* The NAA designator (VPD 83h) of an attached LUN; -ENODEV if not attached. */
 int simhost_lun_naa(struct simhost *h, int lun, uint8_t naa[16]);
 /* The ring state of an attached LUN's device (tcmu_dev_get_diag); -ENODEV if not attached. */

@@ -114,8 +114,9 @@ void vd_config_defaults(struct vd_config *c);
  */
 int vd_config_load(struct vd_config *c, const char *path, char *err, size_t errlen);
 /* vd_config_load of <state_dir>/pools.conf, the pools `vaaictl pool create` recorded:
- * the ones it adds get create = no unless their record says otherwise (a recorded
- * pool whose store is missing is refused, never recreated empty). */
+ * the ones it adds get create = no unless their record says create = yes (an
+ * explicit auto counts as the default; a recorded pool whose store is missing is
+ * refused, never recreated empty). */
 int vd_config_load_recorded(struct vd_config *c, const char *path, char *err, size_t errlen);
 void vd_config_finish(struct vd_config *c);
 /* Names of pools and volumes: [A-Za-z0-9_.-], not starting with '.' or '-'. */

@@ -19,7 +19,8 @@
  *   size = 2T                   ; when the file is created
  *   extent = 1M                 ; power of two, 64K..16M
  *   create = auto               ; a missing store: created (yes), refused (no); auto:
- *                               ; a file yes, an rbd: image no
+ *                               ; a file yes, an rbd: image no; pools.conf's pools
+ *                               ; (vd_config_load_recorded): no unless yes
  *   [ceph]                      ; pools on RBD (docs/ceph.md)
  *   conf = /etc/ceph/ceph.conf  ; default: librados' (CEPH_CONF, /etc/ceph/ceph.conf)
  *   client_id = vaaid           ; cephx user client.vaaid (default: admin)
@@ -43,6 +44,7 @@
  * NUL byte (inih would stop reading the line there), and a file above 1 MiB.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -533,6 +535,11 @@ int vd_config_load_recorded(struct vd_config *c, const char *path, char *err, si
 
 void vd_config_finish(struct vd_config *c)
 {
+	/* one spelling of the configfs root (a trailing '/', a symlink): the handler
+	 * liveness name is made of it (src/daemon/handler_alive.c) */
+	char real[PATH_MAX];
+	if (realpath(c->configfs_root, real) && strlen(real) < sizeof(c->configfs_root))
+		memcpy(c->configfs_root, real, strlen(real) + 1);
 	struct vd_pool_conf *d = NULL;
 	for (unsigned i = 0; i < c->n_pools; i++)
 		if (!strcmp(c->pools[i].name, "default"))

@@ -7,11 +7,15 @@
  * ("vaaid/tcmu-handler/NAME/HASH", HASH an FNV-1a of the root, so that test
  * daemons on fake roots never meet the host's). The kernel removes the name when
  * the process dies, however it dies: no file to clean up, no stale lock. Another
- * daemon that leaves that handler ([tcmu] leave) asks whether it runs by binding
- * the same name: EADDRINUSE means yes (keep silent, the other daemon answers);
- * success means nobody does (answer in its place, so that the configfs writer
- * never waits for ever). Two daemons serving one handler on one root would both
- * answer every event: the second one's hold fails and it does not start.
+ * daemon that leaves that handler ([tcmu] leave) asks whether it runs by
+ * connect()ing a datagram socket to that name (nothing is sent): success means
+ * yes (keep silent, the other daemon answers); ECONNREFUSED means nobody holds it
+ * (answer in its place, so that the configfs writer never waits for ever). The
+ * asker never binds the name, so it can never make the holder's own bind fail.
+ * Two daemons serving one handler on one root would both answer every event: the
+ * second one's bind fails (EADDRINUSE) and it does not start. The root is the one
+ * configured, resolved (realpath in vd_config_finish), so that two spellings of
+ * one directory give one name.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -24,41 +28,53 @@
 
 #include "vaaid/daemon.h"
 
-static int bind_name(const char *configfs_root, const char *handler)
+/* The handler's abstract socket address; its length in *len. */
+static int handler_addr(const char *configfs_root, const char *handler, struct sockaddr_un *sa,
+			socklen_t *len)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (const char *p = configfs_root; *p; p++)
 		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
 	/* sun_path[0] = 0: the abstract namespace */
-	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "vaaid/tcmu-handler/%s/%016llx",
+	int n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "vaaid/tcmu-handler/%s/%016llx",
 			 handler, (unsigned long long)h);
-	if (n < 0 || (size_t)n >= sizeof(sa.sun_path) - 1)
+	if (n < 0 || (size_t)n >= sizeof(sa->sun_path) - 1)
 		return -ENAMETOOLONG;
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	return 0;
+}
+
+int vd_handler_hold(const char *configfs_root, const char *handler)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int rc = handler_addr(configfs_root, handler, &sa, &len);
+	if (rc < 0)
+		return rc;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa,
-		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) < 0) {
-		int rc = -errno;
+	if (bind(fd, (struct sockaddr *)&sa, len) < 0) {
+		rc = -errno;
 		close(fd);
 		return rc;
 	}
 	return fd;
 }
 
-int vd_handler_hold(const char *configfs_root, const char *handler)
-{
-	return bind_name(configfs_root, handler);
-}
-
 int vd_handler_running(const char *configfs_root, const char *handler)
 {
-	int fd = bind_name(configfs_root, handler);
-	if (fd == -EADDRINUSE)
-		return 1;
+	struct sockaddr_un sa;
+	socklen_t len;
+	int rc = handler_addr(configfs_root, handler, &sa, &len);
+	if (rc < 0)
+		return rc;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return fd;
+		return -errno;
+	rc = connect(fd, (struct sockaddr *)&sa, len) == 0 ? 1 : errno == ECONNREFUSED ? 0 : -errno;
 	close(fd);
-	return 0;
+	return rc;
 }

@@ -314,6 +314,15 @@ static int loop(struct daemon *dm)
 	return 0;
 }
 
+/* Another daemon serves this [tcmu] handler on this host: the exit status. */
+static int second_daemon(const struct daemon *dm)
+{
+	vlog_err(NULL, "another vaaid on this host serves user:%s backstores (both would answer "
+		 "every netlink event): not starting; give this one its own [tcmu] handler "
+		 "(docs/ceph.md)", dm->conf.tcmu.handler);
+	return 1;
+}
+
 /* Start everything, serve until SIGTERM / SIGINT; the exit status. On any early
  * failure what was started is left for teardown() (pools closed cleanly). */
 static int run(struct daemon *dm, bool no_dbus)
@@ -324,6 +333,11 @@ static int run(struct daemon *dm, bool no_dbus)
 	if (rc < 0) {
 		vlog_err(NULL, "io_uring setup failed: %s", strerror(-rc));
 		return 1;
+	}
+	/* before anything is opened or made: a daemon already serving this handler here
+	 * (the hold below, once netlink listens, settles a start race between two) */
+	if (vd_handler_running(dm->conf.configfs_root, dm->conf.tcmu.handler) == 1) {
+		return second_daemon(dm);
 	}
 	rc = vd_pools_open(&dm->pools, &dm->conf, dm->r, err, sizeof(err));
 	if (rc < 0) {
@@ -349,10 +363,7 @@ static int run(struct daemon *dm, bool no_dbus)
 	/* listening now: the daemons that leave this handler keep silent from here on */
 	dm->handler_fd = vd_handler_hold(dm->conf.configfs_root, dm->conf.tcmu.handler);
 	if (dm->handler_fd == -EADDRINUSE) {
-		vlog_err(NULL, "another vaaid on this host serves user:%s backstores (both would "
-			 "answer every netlink event): not starting; give this one its own [tcmu] "
-			 "handler (docs/ceph.md)", dm->conf.tcmu.handler);
-		return 1;
+		return second_daemon(dm);
 	}
 	if (dm->handler_fd < 0) {
 		vlog_err(NULL, "cannot mark handler user:%s as served here: %s",

@@ -65,22 +65,26 @@ static bool group_fenced(const struct scsi_alua *a, uint16_t id)
 	return false;
 }
 
-/* A peer's state from the shared record (scsi_alua_set_record): the owner's group
- * active/optimized (owner 0: not known; with a single peer, that peer; a record
- * that still names this gateway while it is not active is not known either: the
- * takeover that fenced it has not written the record yet); a group the record
- * marks fenced unavailable; the others standby. */
+/* A peer's state from the shared record (scsi_alua_set_record): a group the record
+ * marks fenced unavailable -- never the owner, even when the owner key still names
+ * it (a takeover writes the mark first, then the owner: a record half written);
+ * the owner's group active/optimized (owner 0: not known; with a single peer, that
+ * peer; a record that still names this gateway while it is not active is not known
+ * either: the takeover that fenced it has not written the record yet); the others
+ * standby. */
 static uint8_t peer_state(const struct scsi_alua *a, uint8_t local, uint16_t owner, uint16_t id)
 {
+	if (group_fenced(a, id))
+		return SCSI_ALUA_UNAVAILABLE;
 	if (local != SCSI_ALUA_ACTIVE_OPTIMIZED) {
-		if (owner == a->local.id)
+		if (owner == a->local.id || group_fenced(a, owner))
 			owner = 0;
 		if (!owner && a->n_peers == 1)
 			owner = a->peers[0].id;
 		if (id == owner)
 			return SCSI_ALUA_ACTIVE_OPTIMIZED;
 	}
-	return group_fenced(a, id) ? SCSI_ALUA_UNAVAILABLE : SCSI_ALUA_STANDBY;
+	return SCSI_ALUA_STANDBY;
 }
 
 static void set_fenced(struct scsi_alua *a, const uint16_t *fenced, unsigned n_fenced)

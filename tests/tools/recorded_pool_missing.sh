@@ -13,7 +13,8 @@ D=$(realpath "$(mktemp -d "$TMP/recorded_pool_missing.XXXXXX")")
 trap 'rm -rf "$D"' EXIT
 fail() { echo "recorded_pool_missing: FAIL: $*" >&2; exit 1; }
 
-printf '[daemon]\nstate_dir = %s\ncontrol_socket = %s/control\n' "$D" "$D" >"$D/vaaid.conf"
+printf '[daemon]\nstate_dir = %s\ncontrol_socket = %s/control\n[pool here]\npath = %s/here.pool\nsize = 64M\n' \
+	"$D" "$D" "$D" >"$D/vaaid.conf"
 # as remember_pool (src/daemon/control_request.c) writes it
 printf '[pool gone]\npath = %s/mnt/gone.pool\nsize = 67108864\n' "$D" >"$D/pools.conf"
 mkdir "$D/mnt" # the mount point, its file system not mounted
@@ -25,4 +26,6 @@ grep -q "pool 'gone': $D/mnt/gone.pool does not exist.*pools.conf" "$D/err" ||
 	{ cat "$D/err" >&2; fail "the error does not name the pool, its path and pools.conf"; }
 [ ! -e "$D/mnt/gone.pool" ] || fail "a missing recorded pool was recreated (empty)"
 [ ! -e "$D/mnt/gone.pool.journal" ] || fail "a missing recorded pool's journal was recreated"
+# (vaaid.conf's pools open first: its create = auto pool was made before the refusal)
+[ -e "$D/here.pool" ] || fail "vaaid.conf's create = auto pool was not made"
 echo "recorded_pool_missing: ok"

@@ -299,6 +299,14 @@ static void states_and_senses(void **state)
 	/* no change, no unit attention */
 	assert_int_equal(simhost_alua_states(h, SCSI_ALUA_ACTIVE_OPTIMIZED, 0), 0);
 	expect_good(cmd_on(h, 0, TUR, 6, 0));
+
+	/* standby, the record half written by a takeover (group 1 marked fenced, the
+	 * owner key still naming it): a fenced group is never the owner -- unavailable,
+	 * as the gateway that fenced it shows it; the new owner not known yet: standby */
+	const uint16_t fenced1[] = {1};
+	assert_int_equal(simhost_alua_record(h, SCSI_ALUA_STANDBY, 1, fenced1, 1), 0);
+	expect_state_changed_ua(h, 2);
+	rtpg_states(h, SCSI_ALUA_UNAVAILABLE, SCSI_ALUA_STANDBY, SCSI_ALUA_STANDBY);
 	assert_int_equal(simhost_close(h), 0);
 	simhost_remove_pool(path);
 }

@@ -233,7 +233,7 @@ s=$(sense "$sga" "$READ10" 4096)
 log "A fenced: READ NOT READY 04h/0Ch (unavailable); RTPG through A $(states "$ra"), through B $(states "$rb")"
 
 # One daemon per handler on a host (src/daemon/handler_alive.c): a third vaaid with
-# A's handler (a pool of its own) is refused before it answers any event
+# A's handler (a pool of its own) is refused before it opens or makes anything
 CSTATE=$ASTATE-c # (O_DIRECT: not on /tmp's tmpfs)
 mkdir -p "$CSTATE"
 printf '[pool default]\npath = %s/d.pool\nsize = 64M\n[tcmu]\nhandler = vaai\n' "$CSTATE" >"$work/c.conf"
@@ -242,6 +242,7 @@ timeout 120 "$VAAID" --config "$work/c.conf" --state-dir "$CSTATE" --control-soc
 	--no-dbus >"$work/c.log" 2>&1 || st=$?
 [ "$st" = 1 ] && grep -q "another vaaid on this host serves user:vaai backstores" "$work/c.log" ||
 	die "a second vaaid for user:vaai: exit $st, $(tail -3 "$work/c.log")"
+[ ! -e "$CSTATE/d.pool" ] || die "the refused second vaaid made its pool first"
 log "a second vaaid for user:vaai refused: $(grep -o 'another vaaid[^(]*' "$work/c.log")"
 
 # [tcmu] leave with the other daemon stopped: A answers in B's place, so that a
@@ -254,7 +255,13 @@ mkdir -p "$d"
 echo -n "dev_config=vaaib/gw/vol0" >"$d/control"
 echo -n "dev_size=$SIZE" >"$d/control"
 t0=$(date +%s)
-if timeout 120 sh -c "echo 1 >'$d/enable'" 2>"$work/enable.err"; then
+# (a write the kernel waits on for a reply cannot be interrupted: in the background,
+# so that silence fails here, not at the guest's time limit)
+sh -c "echo 1 >'$d/enable'" 2>"$work/enable.err" &
+epid=$!
+for _ in $(seq 1 100); do kill -0 "$epid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$epid" 2>/dev/null && die "enabling a user:vaaib backstore with vaaid B stopped still waits after 10 s (nobody answered)"
+if wait "$epid"; then
 	die "enable of a user:vaaib backstore succeeded with vaaid B stopped"
 fi
 rmdir "$d"

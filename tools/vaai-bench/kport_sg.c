@@ -113,6 +113,7 @@ static int sg_submit(void *ctx, int lun, const uint8_t *cdb, size_t cdb_len, con
 	struct sg_slot *sl = &f->slot[k];
 	sl->in = NULL;
 	sl->in_len = in_len;
+	memset(sl->sense, 0, sizeof(sl->sense)); /* no earlier command's bytes reported */
 	if (in_len && !(sl->in = calloc(1, in_len)))
 		return -ENOMEM;
 	sl->lun = lun;
@@ -168,8 +169,9 @@ static int sg_read_one(struct kport_sg *s, struct sg_fd *f, struct simhost_resul
 	res->r.tag = sl->tag;
 	res->r.status = h.status;
 	if (h.sb_len_wr) {
-		memcpy(res->r.sense, sl->sense, sizeof(sl->sense));
-		res->r.sense_len = sizeof(sl->sense);
+		size_t n = h.sb_len_wr < sizeof(sl->sense) ? h.sb_len_wr : sizeof(sl->sense);
+		memcpy(res->r.sense, sl->sense, n);
+		res->r.sense_len = n;
 	}
 	size_t resid = h.resid > 0 ? (size_t)h.resid : 0;
 	res->r.data_in = sl->in;

@@ -47,8 +47,9 @@ static json_object *sg_snapshot(void *ctx, int lun)
 	if (o && json_object_object_get_ex(o, "luns", &luns) && json_object_is_type(luns, json_type_array))
 		for (size_t i = 0; i < json_object_array_length(luns); i++) {
 			json_object *l = json_object_array_get_idx(luns, i), *v, *st;
-			if (json_object_object_get_ex(l, "volume", &v) &&
-			    !strcmp(json_object_get_string(v), x->vol[lun]) &&
+			const char *vol = json_object_object_get_ex(l, "volume", &v)
+						  ? json_object_get_string(v) : NULL;
+			if (vol && !strcmp(vol, x->vol[lun]) &&
 			    json_object_object_get_ex(l, "stats", &st)) {
 				found = st;
 				n++;
@@ -129,6 +130,10 @@ int mixed_sg(const struct mixed_opts *c)
 	struct sgctx x = {.stats_cmd = c->stats_cmd};
 	const char *dev[MIXED_LUNS] = {0};
 	char *list = strdup(c->sg), *save = NULL;
+	if (!list) {
+		fprintf(stderr, "vaai-bench mixed: out of memory\n");
+		return 1;
+	}
 	int n = 0;
 	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(t, '=');

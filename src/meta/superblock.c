@@ -68,9 +68,21 @@ void vsb_encode(const struct vsb *sb, uint8_t *b)
 
 void vsb_seal(uint8_t *b) { vput_le32(b + CRC_OFF, block_crc(b)); }
 
+/*
+ * A generation this large was never written (2^63 superblock writes): damage.
+ * Below it the writer's bump (generation + 1) cannot wrap to 0, which would make
+ * the copy it writes look older than the one it replaces, so that the next open
+ * took the other, older copy, whose checkpoint area the writer has reused
+ * (fuzz_superblock found it: a copy resealed with generation 2^64 - 1 opened,
+ * and the pool vaaid closed did not open again).
+ */
+#define VSB_GEN_LIMIT (1ull << 63)
+
 /* Geometry sanity: every region inside the device, in order, not overlapping. */
 static int vsb_check_geometry(const struct vsb *sb)
 {
+	if (sb->generation >= VSB_GEN_LIMIT)
+		return -EUCLEAN;
 	if (!vis_pow2(sb->extent_size) || sb->extent_size < 65536 || sb->extent_size > (16u << 20))
 		return -EUCLEAN;
 	if (sb->granule != 4096 || sb->ckpt_active > 1)
@@ -149,6 +161,14 @@ int vsb_read(struct vblk *dev, struct vsb *sb, int *which)
 	int r0 = vsb_decode(buf, &c[0]);
 	int r1 = vsb_decode(buf + VSB_SIZE, &c[1]);
 	free(buf);
+	/* The writers put generation g in copy g % 2 (vsb_write, vsb_submit; format
+	 * writes 1 then 2): a copy holding the other parity was not written there by
+	 * vaaid. Taken, its next write would land on the other copy, the only other
+	 * state the pool has. */
+	if (r0 == 0 && c[0].generation % 2 != 0)
+		r0 = -EUCLEAN;
+	if (r1 == 0 && c[1].generation % 2 != 1)
+		r1 = -EUCLEAN;
 	int best = -1;
 	if (r0 == 0)
 		best = 0;

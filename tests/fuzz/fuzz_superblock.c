@@ -9,9 +9,10 @@
  * opened as vaai-check opens it and the outcome checked (fz_image_check).
  * Before that, the copy vsb_read takes: when a copy decodes (vsb_decode), the
  * superblock must be read, and from the copy of the highest generation that
- * decodes (the pair is there so that one damaged copy, a torn write, costs
- * nothing; the newer copy is the pool's state: the older one names an older
- * checkpoint and journal start).
+ * decodes and holds a generation of its own parity (copy c holds generations
+ * g with g % 2 == c: the writers' rule; the pair is there so that one damaged
+ * copy, a torn write, costs nothing; the newer copy is the pool's state: the
+ * older one names an older checkpoint and journal start).
  * Seeds: the template's own superblocks, both kinds, sealed and not; one copy
  * damaged (a byte flipped, not resealed), each copy.
  */
@@ -36,8 +37,12 @@ static void check_choice(const struct fz_image *img)
 {
 	struct vsb d[2], sb;
 	int r[2], which = -1;
-	for (int c = 0; c < 2; c++)
+	for (int c = 0; c < 2; c++) {
 		r[c] = vsb_decode(img->store + c * VSB_SIZE, &d[c]);
+		/* copy c only ever holds generations of parity c (the writers' rule) */
+		if (r[c] == 0 && d[c].generation % 2 != (uint64_t)c)
+			r[c] = -EUCLEAN;
+	}
 	if (r[0] && r[1])
 		return; /* neither copy readable: the open must refuse, naming it (fz_image_check) */
 	int want = r[0] ? 1 : r[1] ? 0 : d[1].generation > d[0].generation;

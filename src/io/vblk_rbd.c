@@ -659,16 +659,44 @@ static uint16_t holder_group(struct rdev *d, const char *owner)
 	return (uint16_t)holder.group;
 }
 
-/* Remove group g's fenced mark (if any) from the shared ALUA record; a client
- * that does not hold the lock may (Pacific: metadata ops need no lock). */
+/*
+ * Remove key from the image's metadata with a raw omap operation on its header
+ * object ("rbd_header.<id>", where librbd keeps metadata under "metadata_" +
+ * key; removing a missing key is a no-op, 0). Never rbd_metadata_remove on a
+ * handle without the lock: librbd sends a non-owner's metadata update to the
+ * lock owner and, when that one does not answer (dead, cut off, stopped),
+ * acquires the lock itself -- breaking it and blocklisting the holder, a
+ * fence nobody decided (or a start that hangs while the holder is alive but
+ * does not answer). The raw operation bypasses the exclusive lock entirely.
+ */
+static int metadata_remove_raw(struct rdev *d, const char *key)
+{
+	char id[64], oid[sizeof("rbd_header.") + sizeof(id)], omkey[128];
+	int rc = rbd_get_id(d->img, id, sizeof(id));
+	if (rc < 0)
+		return rc;
+	snprintf(oid, sizeof(oid), "rbd_header.%s", id);
+	if ((size_t)snprintf(omkey, sizeof(omkey), "metadata_%s", key) >= sizeof(omkey))
+		return -ENAMETOOLONG;
+	const char *keys[1] = {omkey};
+	rados_write_op_t op = rados_create_write_op();
+	if (!op)
+		return -ENOMEM;
+	rados_write_op_assert_exists(op); /* no header object is made by this */
+	rados_write_op_omap_rm_keys(op, keys, 1);
+	rc = rados_write_op_operate(op, d->io, oid, NULL, 0);
+	rados_release_write_op(op);
+	return rc;
+}
+
+/* Remove group g's fenced mark (if any) from the shared ALUA record, also from
+ * a client that does not hold the lock (a standby: metadata_remove_raw). */
 static void alua_unfence(struct rdev *d, unsigned g)
 {
 	char key[sizeof(VBLK_RBD_ALUA_FENCED_KEY) + 8];
 	snprintf(key, sizeof(key), VBLK_RBD_ALUA_FENCED_KEY "%u", g);
-	int rc = rbd_metadata_remove(d->img, key);
-	if (rc == 0)
-		vlog_info(d->name, "ALUA group %u is no longer marked fenced on the image", g);
-	else if (rc != -ENOENT)
+	int rc = metadata_remove_raw(d, key);
+	if (rc < 0)
 		vlog_warn(d->name, "cannot remove %s from the image: %s", key, strerror(-rc));
 }
 

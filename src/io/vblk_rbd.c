@@ -93,6 +93,8 @@ struct rdev {
 	rados_ioctx_t look_io;
 	rbd_image_t look_img;
 	struct vblk_rbd_conf look_conf; /* the open's settings, copied (strings owned) */
+	unsigned look_failures; /* failed look connects in a row */
+	unsigned look_skip;     /* looks still skipped before the next try (back-off) */
 	/* The lock's owner as rbd_lock_get_owners names this client, read right after
 	 * this client acquired it ("" if that read failed): the pool watch's "another
 	 * client holds the lock" compares owners with it, the same API's string, so
@@ -519,8 +521,10 @@ static const struct vblk_ops rdev_ops = {
 
 /* ------------------------------------------------------------------- open */
 
-static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, rados_t *cl,
-			   rados_ioctx_t *io)
+/* mount_timeout: client_mount_timeout in s (how long a connect waits for the
+ * monitors): 30 for every client but a fenced store's look client (5). */
+static int connect_cluster_timeout(const struct vblk_rbd_conf *conf, const char *pool,
+				   rados_t *cl, rados_ioctx_t *io, const char *mount_timeout)
 {
 	const char *id = conf && conf->client_id ? conf->client_id : NULL;
 	int rc = rados_create(cl, id);
@@ -544,7 +548,7 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
 	 * here, so the fence does not depend on the cluster's configuration */
 	if ((rc = rados_conf_set(*cl, "rbd_blocklist_on_break_lock", "true")) < 0)
 		return rc;
-	if ((rc = rados_conf_set(*cl, "client_mount_timeout", "30")) < 0)
+	if ((rc = rados_conf_set(*cl, "client_mount_timeout", mount_timeout)) < 0)
 		return rc;
 	if ((rc = rados_connect(*cl)) < 0) {
 		fprintf(stderr, "vblk_rbd: cannot connect to the Ceph cluster: %s\n", strerror(-rc));
@@ -554,6 +558,12 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
 	if (rc < 0)
 		fprintf(stderr, "vblk_rbd: no Ceph pool '%s': %s\n", pool, strerror(-rc));
 	return rc;
+}
+
+static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, rados_t *cl,
+			   rados_ioctx_t *io)
+{
+	return connect_cluster_timeout(conf, pool, cl, io, "30");
 }
 
 /*
@@ -1070,12 +1080,21 @@ static int alua_blocking(void *arg)
 	rbd_image_t img = d->img;
 	if (j->use_look) {
 		if (!d->look_img) {
+			/* backing off after failed connects: a cut-off gateway's watch
+			 * (the daemon's main loop) waits for one only now and then */
+			if (d->look_skip) {
+				d->look_skip--;
+				return -EAGAIN;
+			}
 			struct vblk_rbd_name nm;
 			int rc = vblk_rbd_parse(d->name, &nm);
 			if (rc == 0)
-				rc = connect_cluster(&d->look_conf, nm.pool, &d->look_cl, &d->look_io);
+				rc = connect_cluster_timeout(&d->look_conf, nm.pool, &d->look_cl,
+							     &d->look_io, VBLK_RBD_LOOK_MOUNT_TIMEOUT);
 			if (rc == 0)
 				rc = rbd_open_read_only(d->look_io, nm.image, &d->look_img, NULL);
+			d->look_failures = rc < 0 ? d->look_failures + 1 : 0;
+			d->look_skip = vblk_rbd_look_backoff(d->look_failures);
 			if (rc < 0) {
 				d->look_img = NULL;
 				if (d->look_io)

@@ -1108,8 +1108,23 @@ static int alua_blocking(void *arg)
 		}
 		img = d->look_img;
 	}
-	/* the record's keys sort first after the prefix: the owner and up to 8 fenced
-	 * groups, then perhaps vaaid.owner (VBLK_RBD_OWNER_MAX) and others; librbd says
+	/* the owner first, on its own: stale fenced.* keys sort before it and may push
+	 * it past the list's bound (the list then names no owner). Read before the
+	 * list, so a new owner is never taken without the fence it wrote before
+	 * itself; the same parse rule (a one-entry list) */
+	struct vblk_rbd_alua own_only;
+	char ov[16];
+	size_t ol = sizeof(ov);
+	int orc = rbd_metadata_get(img, VBLK_RBD_ALUA_OWNER_KEY, ov, &ol);
+	if (orc < 0 && orc != -ENOENT && orc != -ERANGE)
+		return orc;
+	if (orc < 0)
+		ol = 0; /* none, or too long to be a group id */
+	ov[ol < sizeof(ov) ? ol : sizeof(ov) - 1] = '\0';
+	vblk_rbd_alua_parse(VBLK_RBD_ALUA_OWNER_KEY, sizeof(VBLK_RBD_ALUA_OWNER_KEY), ov,
+			    strlen(ov) + 1, &own_only);
+	/* the record's keys sort first after the prefix: the fenced groups, the
+	 * owner, then perhaps vaaid.owner (VBLK_RBD_OWNER_MAX) and others; librbd says
 	 * how much it needs when the buffers are short (-ERANGE) */
 	size_t kl = 1024, vl = 4096;
 	for (int tries = 0;; tries++) {
@@ -1118,8 +1133,11 @@ static int alua_blocking(void *arg)
 							   VBLK_RBD_ALUA_MAX_FENCED + 2, keys, &kl,
 							   vals, &vl)
 				      : -ENOMEM;
-		if (rc == 0)
+		if (rc == 0) {
 			vblk_rbd_alua_parse(keys, kl, vals, vl, j->out);
+			if (!j->out->owner) /* not within the list's bound */
+				j->out->owner = own_only.owner;
+		}
 		free(keys);
 		free(vals);
 		if (rc != -ERANGE || tries == 2)

@@ -11,6 +11,9 @@
  * metadata update is sent to the owner, which does not answer, and librbd then
  * acquires the lock itself, breaking it and blocklisting the holder (or the
  * open waits for that and fails).
+ * test_owner_past_stale_marks: twelve stale fenced marks (groups 100..111,
+ * which sort before "vaaid.alua.owner") do not hide the owner from
+ * vblk_rbd_alua_get (red when the owner is read from the bounded list alone).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -171,6 +174,42 @@ static void test_standby_unfence_keeps_lock(void **state)
 	rados_shutdown(cl);
 }
 
+static void test_owner_past_stale_marks(void **state)
+{
+	(void)state;
+	rados_t cl;
+	rados_ioctx_t io;
+	connect_rbd(&cl, &io);
+	char img_name[64], sp[96];
+	snprintf(img_name, sizeof(img_name), "%s-stale", image);
+	snprintf(sp, sizeof(sp), "rbd:rbd/%s", img_name);
+	rbd_remove(io, img_name);
+	int order = 20;
+	assert_int_equal(rbd_create(io, img_name, 16u << 20, &order), 0);
+	rbd_image_t img;
+	assert_int_equal(rbd_open(io, img_name, &img, NULL), 0);
+	for (unsigned g = 100; g < 112; g++) {
+		char k[64];
+		snprintf(k, sizeof(k), VBLK_RBD_ALUA_FENCED_KEY "%u", g);
+		assert_int_equal(rbd_metadata_set(img, k, "9"), 0);
+	}
+	assert_int_equal(rbd_close(img), 0);
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(64, &r), 0);
+	struct vblk_rbd_conf c = {.conf_path = getenv("CEPH_CONF"), .alua_group = 5};
+	struct vblk *b;
+	assert_int_equal(vblk_rbd_open(r, sp, &c, 0, &b), 0); /* writes owner 5 */
+	struct vblk_rbd_alua rec;
+	assert_int_equal(vblk_rbd_alua_get(b, &rec), 0);
+	assert_int_equal(rec.owner, 5);
+	assert_int_equal(rec.n_fenced, VBLK_RBD_ALUA_MAX_FENCED);
+	vblk_close(b);
+	vreactor_destroy(r);
+	rbd_remove(io, img_name);
+	rados_ioctx_destroy(io);
+	rados_shutdown(cl);
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -183,7 +222,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(image, sizeof(image), "unfence-%d", (int)getpid());
 	snprintf(spec, sizeof(spec), "rbd:rbd/%s", image);
-	const struct CMUnitTest tests[] = {cmocka_unit_test_teardown(test_standby_unfence_keeps_lock, teardown)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test_teardown(test_standby_unfence_keeps_lock, teardown),
+					   cmocka_unit_test(test_owner_past_stale_marks)};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	vblk_rbd_remove(spec, NULL);
 	return rc;

@@ -172,11 +172,12 @@ void vd_pools_close(struct vd_pools *ps);
 int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r,
 			 struct vpool **old, struct vblk **old_dev);
 void vd_pool_view_close_old(struct vpool *p, struct vblk *dev);
-/* Read an RBD pool's shared ALUA record into vp->alua (include/vaaid/rbd_owner.h)
+/* Read an RBD pool's shared ALUA record into *out (include/vaaid/rbd_owner.h)
  * through its store, or its view while standby; a standby pool without a view
  * gets the owner's group from the owner record (its own connection). Unchanged
  * when it cannot be read. */
-void vd_pool_alua_read(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r);
+void vd_pool_alua_read(const struct vd_pools *ps, const struct vd_pool *vp, struct vreactor *r,
+		       struct vblk_rbd_alua *out);
 /* Take a standby RBD pool over (docs/ceph.md): the image's lock is broken and its
  * holder fenced (blocklisted), then the pool is opened here (recovery) and its
  * shared ALUA record read (vp->alua: the group it fenced). -EINVAL: not

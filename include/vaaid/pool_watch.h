@@ -53,6 +53,11 @@ enum vd_watch_event {
  * (the cluster does not answer): the next period looks again. From dev's reactor
  * thread, outside its callbacks (the reads run on voffload_run's worker). */
 unsigned vd_store_watch(struct vblk *dev, bool standby, struct vblk_rbd_alua *rec);
+/* The one rule for a shared ALUA record just read (now), by the watch or a LUN
+ * add: when it differs from the one the pool's LUNs show (*known), *known
+ * becomes it and the answer is VD_WATCH_OWNER (the caller applies it to every
+ * LUN of the pool with vd_lun_watch_apply); otherwise VD_WATCH_NONE. */
+unsigned vd_alua_record_update(struct vblk_rbd_alua *known, const struct vblk_rbd_alua *now);
 /* What a LUN of that pool does about ev (SPC-4 5.16.2): FENCED: the fenced state
  * (scsi_alua_refresh: unavailable with ALUA, the standby sense without); OWNER:
  * every group's state follows the record (scsi_alua_set_record, its own state

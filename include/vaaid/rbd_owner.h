@@ -63,9 +63,11 @@ bool vblk_rbd_addr_is_local(const char *addr, bool (*is_local)(int family, const
  *   vaaid.alua.owner       = G   the lock holder's group, written by it at open
  *   vaaid.alua.fenced.<F>  = G   group F was fenced by group G's takeover; written
  *                                by G; removed by F itself when it opens the
- *                                image again (standby: librbd lets a client that
- *                                does not hold the lock set and remove metadata)
- *                                or by any later holder of group F.
+ *                                image again (standby, without the lock: a raw
+ *                                omap removal on the header object, never
+ *                                rbd_metadata_remove, which would have librbd
+ *                                take the lock from a silent holder) or by any
+ *                                later holder of group F.
  * One key per fenced group, so that no two writers rewrite the same value.
  */
 #define VBLK_RBD_ALUA_PREFIX "vaaid.alua."
@@ -86,5 +88,13 @@ void vblk_rbd_alua_parse(const char *keys, size_t klen, const char *vals, size_t
 bool vblk_rbd_alua_equal(const struct vblk_rbd_alua *a, const struct vblk_rbd_alua *b);
 /* Is group g marked fenced in r? */
 bool vblk_rbd_alua_fenced(const struct vblk_rbd_alua *r, uint16_t g);
+/* A fenced store's look client (vblk_rbd_alua_get) backs off after a failed
+ * connect (a gateway cut off from the cluster: each try blocks the watch for
+ * the look client's mount timeout): after the failures-th failure in a row,
+ * this many looks are skipped before the next try -- 2^failures, at most
+ * VBLK_RBD_LOOK_BACKOFF_MAX (watch periods of 5 s: 2 min); 0 for none. */
+#define VBLK_RBD_LOOK_BACKOFF_MAX 24u
+#define VBLK_RBD_LOOK_MOUNT_TIMEOUT "5" /* s: the look client's client_mount_timeout */
+unsigned vblk_rbd_look_backoff(unsigned failures);
 
 #endif

@@ -266,6 +266,9 @@ static int standby_view(struct vd_devices *ds, struct vd_pool *vp, const char *v
 	return 0;
 }
 
+static void pool_alua_update(struct vd_devices *ds, struct vd_pool *vp, unsigned ev,
+			     const struct vblk_rbd_alua *rec);
+
 int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, bool reset_ring)
 {
 	struct tcmu_uio_name un;
@@ -363,8 +366,12 @@ int vd_device_add(struct vd_devices *ds, const char *uio_name, unsigned minor, b
 					    ds->env.conf->soft_threshold);
 	d->lun.xcopy_peer = dev_xcopy_peer;
 	d->lun.peer_arg = ds;
-	if (al->group) /* the pool's shared ALUA record, from the image's metadata */
-		vd_pool_alua_read(ds->env.pools, vp, ds->env.r);
+	if (al->group) { /* the pool's shared ALUA record, from the image's metadata: the
+			  * pool's LUNs already here follow it too */
+		struct vblk_rbd_alua rec = vp->alua;
+		vd_pool_alua_read(ds->env.pools, vp, ds->env.r, &rec);
+		pool_alua_update(ds, vp, VD_WATCH_NONE, &rec);
+	}
 	/* [alua]: this gateway's group, active where the pool is served, standby where
 	 * another gateway holds it; the peers only for a pool they can serve too (RBD) */
 	vd_backstore_alua(&d->lun, al->group, al->peers, al->n_peers, vblk_rbd_spec(vp->path),
@@ -413,6 +420,18 @@ static void watch_pool(struct vd_devices *ds, struct vd_pool *vp)
 	struct vblk_rbd_alua rec = vp->alua;
 	unsigned ev = vd_store_watch(vp->standby ? vp->view_dev : vp->dev, vp->standby,
 				     pool_has_luns(ds, vp) ? &rec : NULL);
+	pool_alua_update(ds, vp, ev, &rec);
+}
+
+/* What a look at the pool found (ev) and the shared ALUA record it read (rec):
+ * applied to every LUN of the pool here when the record differs from the one
+ * they show (vp->alua; vd_alua_record_update) or the store was fenced. One
+ * rule for the watch and a LUN add. */
+static void pool_alua_update(struct vd_devices *ds, struct vd_pool *vp, unsigned ev,
+			     const struct vblk_rbd_alua *rec)
+{
+	uint16_t was = vp->alua.owner;
+	ev |= vd_alua_record_update(&vp->alua, rec);
 	if (ev == VD_WATCH_NONE)
 		return;
 	if (ev & VD_WATCH_FENCED) /* the store logged FENCED; `vaaictl status` shows "fenced" */
@@ -420,14 +439,13 @@ static void watch_pool(struct vd_devices *ds, struct vd_pool *vp)
 			 "image's lock): its LUNs here are unavailable", vp->name);
 	if (ev & VD_WATCH_OWNER) {
 		char f[8 * 7] = "none";
-		for (unsigned i = 0, n = 0; i < rec.n_fenced; i++)
+		for (unsigned i = 0, n = 0; i < rec->n_fenced; i++)
 			n += (unsigned)snprintf(f + n, sizeof(f) - n, "%s%u", i ? "," : "",
-						rec.fenced[i]);
+						rec->fenced[i]);
 		vlog_warn(vp->name, "pool %s: ALUA record: held by the gateway of group %u (was "
-			  "%u), fenced groups %s: its LUNs here report that", vp->name, rec.owner,
-			  vp->alua.owner, f);
+			  "%u), fenced groups %s: its LUNs here report that", vp->name, rec->owner,
+			  was, f);
 	}
-	vp->alua = rec;
 	for (unsigned k = 0; k < ds->n; k++)
 		if (!strcmp(ds->d[k]->pool, vp->name) && !ds->d[k]->lost)
 			vd_lun_watch_apply(&ds->d[k]->lun, ev, &vp->alua);

@@ -56,11 +56,17 @@ unsigned vd_store_watch(struct vblk *dev, bool standby, struct vblk_rbd_alua *re
 	if (!standby && !dev->fenced && vblk_rbd_check_lock(dev) == 1)
 		ev |= VD_WATCH_FENCED;
 	struct vblk_rbd_alua now;
-	if (rec && vblk_rbd_alua_get(dev, &now) == 0 && !vblk_rbd_alua_equal(&now, rec)) {
-		*rec = now;
-		ev |= VD_WATCH_OWNER;
-	}
+	if (rec && vblk_rbd_alua_get(dev, &now) == 0)
+		ev |= vd_alua_record_update(rec, &now);
 	return ev;
+}
+
+unsigned vd_alua_record_update(struct vblk_rbd_alua *known, const struct vblk_rbd_alua *now)
+{
+	if (vblk_rbd_alua_equal(now, known))
+		return VD_WATCH_NONE;
+	*known = *now;
+	return VD_WATCH_OWNER;
 }
 
 void vd_lun_watch_apply(struct scsi_lun *lun, unsigned ev, const struct vblk_rbd_alua *rec)

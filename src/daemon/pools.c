@@ -436,7 +436,7 @@ int vd_pool_takeover(struct vd_pools *ps, struct vreactor *r, const char *name, 
 	vlog_warn(vp->name, "pool %s taken over (%s): served by this gateway", vp->name, vp->path);
 	/* the shared ALUA record the takeover wrote (the group it fenced), before the
 	 * LUNs serve (vd_devices_pool_served): they never show that group otherwise */
-	vd_pool_alua_read(ps, vp, r);
+	vd_pool_alua_read(ps, vp, r, &vp->alua);
 	return 0;
 }
 
@@ -470,19 +470,20 @@ int vd_pool_view_refresh(const struct vd_pools *ps, struct vd_pool *vp, struct v
 	return 0;
 }
 
-void vd_pool_alua_read(const struct vd_pools *ps, struct vd_pool *vp, struct vreactor *r)
+void vd_pool_alua_read(const struct vd_pools *ps, const struct vd_pool *vp, struct vreactor *r,
+		       struct vblk_rbd_alua *out)
 {
 	if (!vblk_rbd_spec(vp->path))
 		return;
 	struct vblk *dev = vp->standby ? vp->view_dev : vp->dev;
 	if (dev) { /* the open store or view: no connection of its own */
-		vblk_rbd_alua_get(dev, &vp->alua);
+		vblk_rbd_alua_get(dev, out);
 		return;
 	}
 	struct vblk_rbd_conf rbd = rbd_conf(ps);
 	struct vblk_rbd_owner o;
 	if (vblk_rbd_owner_peek(r, vp->path, &rbd, &o) == 0 && o.group <= UINT16_MAX)
-		vp->alua.owner = (uint16_t)o.group;
+		out->owner = (uint16_t)o.group;
 }
 
 void vd_pool_view_close_old(struct vpool *p, struct vblk *dev)

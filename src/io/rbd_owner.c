@@ -297,3 +297,13 @@ bool vblk_rbd_alua_fenced(const struct vblk_rbd_alua *r, uint16_t g)
 			return true;
 	return false;
 }
+
+unsigned vblk_rbd_look_backoff(unsigned failures)
+{
+	if (failures == 0)
+		return 0;
+	if (failures >= 5) /* 2^5 = 32 > the cap (and no shift past the width) */
+		return VBLK_RBD_LOOK_BACKOFF_MAX;
+	unsigned n = 1u << failures;
+	return n < VBLK_RBD_LOOK_BACKOFF_MAX ? n : VBLK_RBD_LOOK_BACKOFF_MAX;
+}

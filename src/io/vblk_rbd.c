@@ -93,6 +93,8 @@ struct rdev {
 	rados_ioctx_t look_io;
 	rbd_image_t look_img;
 	struct vblk_rbd_conf look_conf; /* the open's settings, copied (strings owned) */
+	unsigned look_failures; /* failed look connects in a row */
+	unsigned look_skip;     /* looks still skipped before the next try (back-off) */
 	/* The lock's owner as rbd_lock_get_owners names this client, read right after
 	 * this client acquired it ("" if that read failed): the pool watch's "another
 	 * client holds the lock" compares owners with it, the same API's string, so
@@ -519,8 +521,10 @@ static const struct vblk_ops rdev_ops = {
 
 /* ------------------------------------------------------------------- open */
 
-static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, rados_t *cl,
-			   rados_ioctx_t *io)
+/* mount_timeout: client_mount_timeout in s (how long a connect waits for the
+ * monitors): 30 for every client but a fenced store's look client (5). */
+static int connect_cluster_timeout(const struct vblk_rbd_conf *conf, const char *pool,
+				   rados_t *cl, rados_ioctx_t *io, const char *mount_timeout)
 {
 	const char *id = conf && conf->client_id ? conf->client_id : NULL;
 	int rc = rados_create(cl, id);
@@ -544,7 +548,7 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
 	 * here, so the fence does not depend on the cluster's configuration */
 	if ((rc = rados_conf_set(*cl, "rbd_blocklist_on_break_lock", "true")) < 0)
 		return rc;
-	if ((rc = rados_conf_set(*cl, "client_mount_timeout", "30")) < 0)
+	if ((rc = rados_conf_set(*cl, "client_mount_timeout", mount_timeout)) < 0)
 		return rc;
 	if ((rc = rados_connect(*cl)) < 0) {
 		fprintf(stderr, "vblk_rbd: cannot connect to the Ceph cluster: %s\n", strerror(-rc));
@@ -554,6 +558,12 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
 	if (rc < 0)
 		fprintf(stderr, "vblk_rbd: no Ceph pool '%s': %s\n", pool, strerror(-rc));
 	return rc;
+}
+
+static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, rados_t *cl,
+			   rados_ioctx_t *io)
+{
+	return connect_cluster_timeout(conf, pool, cl, io, "30");
 }
 
 /*
@@ -659,16 +669,44 @@ static uint16_t holder_group(struct rdev *d, const char *owner)
 	return (uint16_t)holder.group;
 }
 
-/* Remove group g's fenced mark (if any) from the shared ALUA record; a client
- * that does not hold the lock may (Pacific: metadata ops need no lock). */
+/*
+ * Remove key from the image's metadata with a raw omap operation on its header
+ * object ("rbd_header.<id>", where librbd keeps metadata under "metadata_" +
+ * key; removing a missing key is a no-op, 0). Never rbd_metadata_remove on a
+ * handle without the lock: librbd sends a non-owner's metadata update to the
+ * lock owner and, when that one does not answer (dead, cut off, stopped),
+ * acquires the lock itself -- breaking it and blocklisting the holder, a
+ * fence nobody decided (or a start that hangs while the holder is alive but
+ * does not answer). The raw operation bypasses the exclusive lock entirely.
+ */
+static int metadata_remove_raw(struct rdev *d, const char *key)
+{
+	char id[64], oid[sizeof("rbd_header.") + sizeof(id)], omkey[128];
+	int rc = rbd_get_id(d->img, id, sizeof(id));
+	if (rc < 0)
+		return rc;
+	snprintf(oid, sizeof(oid), "rbd_header.%s", id);
+	if ((size_t)snprintf(omkey, sizeof(omkey), "metadata_%s", key) >= sizeof(omkey))
+		return -ENAMETOOLONG;
+	const char *keys[1] = {omkey};
+	rados_write_op_t op = rados_create_write_op();
+	if (!op)
+		return -ENOMEM;
+	rados_write_op_assert_exists(op); /* no header object is made by this */
+	rados_write_op_omap_rm_keys(op, keys, 1);
+	rc = rados_write_op_operate(op, d->io, oid, NULL, 0);
+	rados_release_write_op(op);
+	return rc;
+}
+
+/* Remove group g's fenced mark (if any) from the shared ALUA record, also from
+ * a client that does not hold the lock (a standby: metadata_remove_raw). */
 static void alua_unfence(struct rdev *d, unsigned g)
 {
 	char key[sizeof(VBLK_RBD_ALUA_FENCED_KEY) + 8];
 	snprintf(key, sizeof(key), VBLK_RBD_ALUA_FENCED_KEY "%u", g);
-	int rc = rbd_metadata_remove(d->img, key);
-	if (rc == 0)
-		vlog_info(d->name, "ALUA group %u is no longer marked fenced on the image", g);
-	else if (rc != -ENOENT)
+	int rc = metadata_remove_raw(d, key);
+	if (rc < 0)
 		vlog_warn(d->name, "cannot remove %s from the image: %s", key, strerror(-rc));
 }
 
@@ -1042,12 +1080,21 @@ static int alua_blocking(void *arg)
 	rbd_image_t img = d->img;
 	if (j->use_look) {
 		if (!d->look_img) {
+			/* backing off after failed connects: a cut-off gateway's watch
+			 * (the daemon's main loop) waits for one only now and then */
+			if (d->look_skip) {
+				d->look_skip--;
+				return -EAGAIN;
+			}
 			struct vblk_rbd_name nm;
 			int rc = vblk_rbd_parse(d->name, &nm);
 			if (rc == 0)
-				rc = connect_cluster(&d->look_conf, nm.pool, &d->look_cl, &d->look_io);
+				rc = connect_cluster_timeout(&d->look_conf, nm.pool, &d->look_cl,
+							     &d->look_io, VBLK_RBD_LOOK_MOUNT_TIMEOUT);
 			if (rc == 0)
 				rc = rbd_open_read_only(d->look_io, nm.image, &d->look_img, NULL);
+			d->look_failures = rc < 0 ? d->look_failures + 1 : 0;
+			d->look_skip = vblk_rbd_look_backoff(d->look_failures);
 			if (rc < 0) {
 				d->look_img = NULL;
 				if (d->look_io)
@@ -1061,8 +1108,23 @@ static int alua_blocking(void *arg)
 		}
 		img = d->look_img;
 	}
-	/* the record's keys sort first after the prefix: the owner and up to 8 fenced
-	 * groups, then perhaps vaaid.owner (VBLK_RBD_OWNER_MAX) and others; librbd says
+	/* the owner first, on its own: stale fenced.* keys sort before it and may push
+	 * it past the list's bound (the list then names no owner). Read before the
+	 * list, so a new owner is never taken without the fence it wrote before
+	 * itself; the same parse rule (a one-entry list) */
+	struct vblk_rbd_alua own_only;
+	char ov[16];
+	size_t ol = sizeof(ov);
+	int orc = rbd_metadata_get(img, VBLK_RBD_ALUA_OWNER_KEY, ov, &ol);
+	if (orc < 0 && orc != -ENOENT && orc != -ERANGE)
+		return orc;
+	if (orc < 0)
+		ol = 0; /* none, or too long to be a group id */
+	ov[ol < sizeof(ov) ? ol : sizeof(ov) - 1] = '\0';
+	vblk_rbd_alua_parse(VBLK_RBD_ALUA_OWNER_KEY, sizeof(VBLK_RBD_ALUA_OWNER_KEY), ov,
+			    strlen(ov) + 1, &own_only);
+	/* the record's keys sort first after the prefix: the fenced groups, the
+	 * owner, then perhaps vaaid.owner (VBLK_RBD_OWNER_MAX) and others; librbd says
 	 * how much it needs when the buffers are short (-ERANGE) */
 	size_t kl = 1024, vl = 4096;
 	for (int tries = 0;; tries++) {
@@ -1071,8 +1133,11 @@ static int alua_blocking(void *arg)
 							   VBLK_RBD_ALUA_MAX_FENCED + 2, keys, &kl,
 							   vals, &vl)
 				      : -ENOMEM;
-		if (rc == 0)
+		if (rc == 0) {
 			vblk_rbd_alua_parse(keys, kl, vals, vl, j->out);
+			if (!j->out->owner) /* not within the list's bound */
+				j->out->owner = own_only.owner;
+		}
 		free(keys);
 		free(vals);
 		if (rc != -ERANGE || tries == 2)

@@ -308,7 +308,7 @@ static void test_standby_view(void **state)
 	assert_int_equal(vd_pools_open(ps2, &c, r, err, sizeof(err)), 0);
 	assert_true(ps2->p[0].standby);
 	/* the standby gateway reads which group owns the pool (its LUNs' RTPG) */
-	vd_pool_alua_read(ps2, &ps2->p[0], r);
+	vd_pool_alua_read(ps2, &ps2->p[0], r, &ps2->p[0].alua);
 	assert_int_equal(ps2->p[0].alua.owner, 7);
 	assert_int_equal(ps2->p[0].alua.n_fenced, 0);
 	struct vpool *old;
@@ -344,7 +344,7 @@ static void test_standby_view(void **state)
 	/* with the view open, the owner's group is read through it (the pool watch's
 	 * look, vd_store_watch, does the same every period) */
 	ps2->p[0].alua = (struct vblk_rbd_alua){0};
-	vd_pool_alua_read(ps2, &ps2->p[0], r);
+	vd_pool_alua_read(ps2, &ps2->p[0], r, &ps2->p[0].alua);
 	assert_int_equal(ps2->p[0].alua.owner, 7);
 	struct vblk_rbd_alua rec = ps2->p[0].alua;
 	assert_int_equal(vd_store_watch(ps2->p[0].view_dev, true, &rec), VD_WATCH_NONE);

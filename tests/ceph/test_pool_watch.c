@@ -21,6 +21,9 @@
  *    A learns the owner through a client of its own: with two peers it could
  *    not guess it) and group 3 standby; A coming back (an open that finds the
  *    lock held: standby) clears its mark, and B's answer shows group 1 standby.
+ *  - a LUN added after the record changed (no pool watch running) brings the
+ *    pool's other LUNs along: their RTPG shows the new record too, not the one
+ *    they were attached with (the same rule as the watch's, vd_alua_record_update).
  * Each wait is bounded (30 s, six periods); the time seen is printed.
  */
 #include <signal.h>
@@ -335,6 +338,46 @@ static void test_three_gateways_agree(void **state)
 	vblk_rbd_remove(spec, NULL);
 }
 
+/* A LUN added after the record changed: the pool's LUN already there follows
+ * the record the add read, without any watch. */
+static void test_lun_add_updates_others(void **state)
+{
+	(void)state;
+	char spec[64], err[512];
+	snprintf(spec, sizeof(spec), "rbd:rbd/watch-add-%d", (int)getpid());
+	vblk_rbd_remove(spec, NULL);
+	struct vpool_params prm = {.extent_size = 1u << 20};
+	struct simhost *mk;
+	assert_int_equal(simhost_create_pool_ex(spec, 64u << 20, &prm, false, SIMHOST_IO_URING, 1,
+						&mk, err, sizeof(err)), 0);
+	assert_int_equal(simhost_volume_create(mk, "v", 16u << 20, 512), 0);
+	assert_int_equal(simhost_volume_create(mk, "w", 16u << 20, 512), 0);
+	assert_int_equal(simhost_close(mk), 0);
+	struct simhost *a, *b, *c;
+	if (simhost_open_standby(spec, &a, err, sizeof(err)) != 0 ||
+	    simhost_open_standby(spec, &b, err, sizeof(err)) != 0 ||
+	    simhost_open_standby(spec, &c, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	const uint16_t pa[2] = {2, 3}, pb[2] = {1, 3}, pc[2] = {1, 2};
+	assert_int_equal(simhost_alua(a, 1, pa, 2), 0);
+	assert_int_equal(simhost_alua(b, 2, pb, 2), 0);
+	assert_int_equal(simhost_alua(c, 3, pc, 2), 0);
+	int lost;
+	assert_int_equal(simhost_takeover(a, &lost), 0); /* the record: owner 1 */
+	assert_int_equal(simhost_attach(b, "v", 0), 0);
+	const uint8_t a_owns[] = {SCSI_ALUA_ACTIVE_OPTIMIZED, SCSI_ALUA_STANDBY, SCSI_ALUA_STANDBY};
+	expect_rtpg(b, 3, a_owns);
+	assert_int_equal(simhost_takeover(c, &lost), 0); /* owner 3, group 1 fenced */
+	assert_int_equal(simhost_attach(b, "w", 1), 0);  /* reads the record */
+	const uint8_t c_owns[] = {SCSI_ALUA_UNAVAILABLE, SCSI_ALUA_STANDBY,
+				  SCSI_ALUA_ACTIVE_OPTIMIZED};
+	expect_rtpg(b, 3, c_owns); /* LUN 0, attached before: follows it too */
+	assert_int_equal(simhost_close(b), 0);
+	assert_int_equal(simhost_close(c), 0);
+	simhost_close(a); /* fenced */
+	vblk_rbd_remove(spec, NULL);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -346,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_idle_gateway_fenced),
 		cmocka_unit_test(test_standby_follows_owner),
 		cmocka_unit_test(test_three_gateways_agree),
+		cmocka_unit_test(test_lun_add_updates_others),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -199,6 +199,22 @@ static void test_alua_record_parse(void **state)
 	assert_false(vblk_rbd_alua_equal(&a, &b));
 }
 
+/* The look client's back-off: 2, 4, 8, 16 looks skipped after 1..4 failures in a
+ * row, then the cap (2 min of 5 s periods) for good; nothing without a failure. */
+static void test_look_backoff(void **state)
+{
+	(void)state;
+	assert_int_equal(vblk_rbd_look_backoff(0), 0);
+	assert_int_equal(vblk_rbd_look_backoff(1), 2);
+	assert_int_equal(vblk_rbd_look_backoff(2), 4);
+	assert_int_equal(vblk_rbd_look_backoff(3), 8);
+	assert_int_equal(vblk_rbd_look_backoff(4), 16);
+	assert_int_equal(vblk_rbd_look_backoff(5), VBLK_RBD_LOOK_BACKOFF_MAX);
+	assert_int_equal(vblk_rbd_look_backoff(40), VBLK_RBD_LOOK_BACKOFF_MAX);
+	assert_int_equal(vblk_rbd_look_backoff(~0u), VBLK_RBD_LOOK_BACKOFF_MAX);
+	assert_true(VBLK_RBD_LOOK_BACKOFF_MAX * 5 <= 120); /* ~2 min at most */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_dead_predecessor_rule),
 		cmocka_unit_test(test_addr_is_local),
 		cmocka_unit_test(test_alua_record_parse),
+		cmocka_unit_test(test_look_backoff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

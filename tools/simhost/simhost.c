@@ -157,16 +157,26 @@ static void hook_service(struct simhost *h)
 	hook_arm(h);
 }
 
+/* As the daemon's pool_alua_update (src/daemon/devices.c): what a look found
+ * (ev) and the record it read (rec) applied to every LUN when the record
+ * differs from the one they show (vd_alua_record_update, the same rule). */
+static void alua_update(struct simhost *h, unsigned ev, const struct vblk_rbd_alua *rec)
+{
+	ev |= vd_alua_record_update(&h->watch_rec, rec);
+	for (int i = 0; ev != VD_WATCH_NONE && i < SIMHOST_MAX_LUNS; i++)
+		if (h->luns[i].used && h->luns[i].dev)
+			vd_lun_watch_apply(&h->luns[i].lun, ev, &h->watch_rec);
+}
+
 /* The daemon's pool watch (src/daemon/devices.c vd_devices_watch), on the
  * engine thread between two reactor iterations: one look per period at the
  * store (its lock, or the standby view's owner record), applied to every LUN. */
 static void host_watch(struct simhost *h)
 {
 	if (vd_pool_watch_due(&h->watch)) {
-		unsigned ev = vd_store_watch(h->dev, h->standby, &h->watch_rec);
-		for (int i = 0; ev != VD_WATCH_NONE && i < SIMHOST_MAX_LUNS; i++)
-			if (h->luns[i].used && h->luns[i].dev)
-				vd_lun_watch_apply(&h->luns[i].lun, ev, &h->watch_rec);
+		struct vblk_rbd_alua rec = h->watch_rec;
+		unsigned ev = vd_store_watch(h->dev, h->standby, &rec);
+		alua_update(h, ev, &rec);
 	}
 	vd_pool_watch_arm(&h->watch, h->r);
 }
@@ -691,8 +701,9 @@ static int lun_bringup(struct simhost *h, int n)
 	l->lun.peer_arg = h;
 	/* as the daemon's vd_device_add with [alua]: the LUN takes the other groups'
 	 * states from the pool's shared ALUA record (through the store or the view) */
-	if (h->alua_group)
-		vblk_rbd_alua_get(h->dev, &h->watch_rec);
+	struct vblk_rbd_alua rec = h->watch_rec;
+	if (h->alua_group && vblk_rbd_alua_get(h->dev, &rec) == 0)
+		alua_update(h, VD_WATCH_NONE, &rec); /* the LUNs already here follow it */
 	vd_backstore_alua(&l->lun, h->alua_group, h->alua_peers, h->alua_n_peers,
 			  h->alua_shared >= 0 ? h->alua_shared == 1 : vblk_rbd_spec(h->path),
 			  h->standby ? SCSI_ALUA_STANDBY : SCSI_ALUA_ACTIVE_OPTIMIZED, &h->watch_rec);

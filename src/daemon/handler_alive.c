@@ -18,6 +18,7 @@
  * one directory give one name.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,35 +47,41 @@ static int handler_addr(const char *configfs_root, const char *handler, struct s
 	return 0;
 }
 
-int vd_handler_hold(const char *configfs_root, const char *handler)
+/* bind (hold) or connect (ask) a datagram socket to the handler's name: the
+ * socket, or -errno (the call's own error in *call_err when it was the call that
+ * failed). */
+static int name_socket(const char *configfs_root, const char *handler, bool hold, int *call_err)
 {
 	struct sockaddr_un sa;
 	socklen_t len;
+	*call_err = 0;
 	int rc = handler_addr(configfs_root, handler, &sa, &len);
 	if (rc < 0)
 		return rc;
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, len) < 0) {
-		rc = -errno;
+	if ((hold ? bind : connect)(fd, (struct sockaddr *)&sa, len) < 0) {
+		*call_err = errno;
 		close(fd);
-		return rc;
+		return -*call_err;
 	}
 	return fd;
 }
 
+int vd_handler_hold(const char *configfs_root, const char *handler)
+{
+	int e;
+	return name_socket(configfs_root, handler, true, &e);
+}
+
 int vd_handler_running(const char *configfs_root, const char *handler)
 {
-	struct sockaddr_un sa;
-	socklen_t len;
-	int rc = handler_addr(configfs_root, handler, &sa, &len);
-	if (rc < 0)
-		return rc;
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	rc = connect(fd, (struct sockaddr *)&sa, len) == 0 ? 1 : errno == ECONNREFUSED ? 0 : -errno;
-	close(fd);
-	return rc;
+	int e;
+	int fd = name_socket(configfs_root, handler, false, &e);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return e == ECONNREFUSED ? 0 : fd;
 }

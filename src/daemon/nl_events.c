@@ -17,6 +17,7 @@
  * the refusal, so that an unknown handler never hangs the writer).
  */
 #include <errno.h>
+#include <stdbool.h>
 
 #include "vaaid/daemon.h"
 #include "vaaid/tcmu_nl.h"
@@ -44,43 +45,45 @@ static enum left_as left(const struct vd_nl_target *t, const struct tcmu_nl_even
 	return LEFT_RUNNING;
 }
 
-static int added(void *arg, const struct tcmu_nl_event *ev)
+/* An event of a left handler: true, its reply in *rc (TCMU_NL_NO_REPLY while that
+ * handler's daemon runs, absent when it does not); false when it is not left. */
+static bool left_reply(const struct vd_nl_target *t, const struct tcmu_nl_event *ev, int absent,
+		       int *rc)
 {
-	const struct vd_nl_target *t = arg;
 	switch (left(t, ev)) {
 	case LEFT_RUNNING:
-		return TCMU_NL_NO_REPLY;
+		*rc = TCMU_NL_NO_REPLY;
+		return true;
 	case LEFT_NOT_RUNNING:
-		return -ENODEV;
+		*rc = absent;
+		return true;
 	default:
-		return vd_device_add(t->devs, ev->device, ev->minor, false);
+		return false;
 	}
 }
 
+static int added(void *arg, const struct tcmu_nl_event *ev)
+{
+	const struct vd_nl_target *t = arg;
+	int rc;
+	return left_reply(t, ev, -ENODEV, &rc) ? rc
+					       : vd_device_add(t->devs, ev->device, ev->minor, false);
+}
+
+/* (nothing holds a device of a handler whose daemon is not running: removed, 0) */
 static int removed(void *arg, const struct tcmu_nl_event *ev)
 {
 	const struct vd_nl_target *t = arg;
-	switch (left(t, ev)) {
-	case LEFT_RUNNING:
-		return TCMU_NL_NO_REPLY;
-	case LEFT_NOT_RUNNING:
-		return 0;
-	default:
-		return vd_device_remove(t->devs, ev->device);
-	}
+	int rc;
+	return left_reply(t, ev, 0, &rc) ? rc : vd_device_remove(t->devs, ev->device);
 }
 
 static int reconfig(void *arg, const struct tcmu_nl_event *ev)
 {
 	const struct vd_nl_target *t = arg;
-	switch (left(t, ev)) {
-	case LEFT_RUNNING:
-		return TCMU_NL_NO_REPLY;
-	case LEFT_NOT_RUNNING:
-		return -ENODEV;
-	default:
-		break;
-	}
+	int rc;
+	if (left_reply(t, ev, -ENODEV, &rc))
+		return rc;
 	int wc = ev->writecache;
 	return vd_device_reconfig(t->devs, ev->device, ev->has_cfg ? ev->cfg : NULL,
 				  ev->has_size ? &ev->size : NULL, ev->has_writecache ? &wc : NULL);

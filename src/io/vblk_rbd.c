@@ -703,7 +703,7 @@ static int metadata_remove_raw(struct rdev *d, const char *key)
  * a client that does not hold the lock (a standby: metadata_remove_raw). */
 static void alua_unfence(struct rdev *d, unsigned g)
 {
-	char key[sizeof(VBLK_RBD_ALUA_FENCED_KEY) + 8];
+	char key[sizeof(VBLK_RBD_ALUA_FENCED_KEY) + 12]; /* (%u: up to 10 digits) */
 	snprintf(key, sizeof(key), VBLK_RBD_ALUA_FENCED_KEY "%u", g);
 	int rc = metadata_remove_raw(d, key);
 	if (rc < 0)
@@ -718,7 +718,7 @@ static void alua_unfence(struct rdev *d, unsigned g)
  * last record until the next open (docs/ceph.md). */
 static void alua_record_owner(struct rdev *d, unsigned own, uint16_t broken)
 {
-	char key[sizeof(VBLK_RBD_ALUA_FENCED_KEY) + 8], val[8];
+	char key[sizeof(VBLK_RBD_ALUA_FENCED_KEY) + 12], val[16]; /* (%u: up to 10 digits) */
 	int rc = 0;
 	snprintf(val, sizeof(val), "%u", own);
 	if (broken && broken != own) {

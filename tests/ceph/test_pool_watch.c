@@ -353,7 +353,7 @@ static void test_lun_add_updates_others(void **state)
 	assert_int_equal(simhost_volume_create(mk, "v", 16u << 20, 512), 0);
 	assert_int_equal(simhost_volume_create(mk, "w", 16u << 20, 512), 0);
 	assert_int_equal(simhost_close(mk), 0);
-	struct simhost *a, *b, *c;
+	struct simhost *a = NULL, *b = NULL, *c = NULL;
 	if (simhost_open_standby(spec, &a, err, sizeof(err)) != 0 ||
 	    simhost_open_standby(spec, &b, err, sizeof(err)) != 0 ||
 	    simhost_open_standby(spec, &c, err, sizeof(err)) != 0)

@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "holder_process.h"
 #include <rados/librados.h>
 #include <rbd/librbd.h>
 
@@ -50,32 +52,6 @@ static int hold(const char *s)
 	fflush(stdout);
 	for (;;)
 		pause();
-}
-
-static pid_t start_holder(void)
-{
-	int fd[2];
-	assert_int_equal(pipe(fd), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		close(fd[1]);
-		execl(self_exe, self_exe, "--hold", spec, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	char line[8] = "";
-	ssize_t n = read(fd[0], line, sizeof(line) - 1);
-	close(fd[0]);
-	if (n < 4 || strncmp(line, "held", 4)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		fail_msg("the holder process did not take the lock");
-	}
-	return pid;
 }
 
 static void kill_holder(void)
@@ -150,7 +126,7 @@ static void test_standby_unfence_keeps_lock(void **state)
 	assert_int_equal(rbd_metadata_set(img, VBLK_RBD_ALUA_FENCED_KEY "2", "1"), 0);
 	assert_int_equal(rbd_close(img), 0);
 
-	holder = start_holder();
+	holder = ceph_holder_start(self_exe, spec, "the lock");
 	char before[128], after[128];
 	assert_int_equal(lock_owner(io, before, sizeof(before)), 1);
 	assert_int_equal(kill(holder, SIGSTOP), 0); /* alive, answering nothing */

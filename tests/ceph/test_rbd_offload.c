@@ -33,6 +33,8 @@
 
 #include <cmocka.h>
 
+#include "holder_process.h"
+
 #include "vaaid/daemon.h"
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
@@ -179,33 +181,6 @@ static int hold(const char *spec)
 		pause();
 }
 
-/* A holder in a process of its own (this program with --hold); returns its pid
- * once it holds B's lock. */
-static pid_t start_holder(void)
-{
-	int fd[2];
-	assert_int_equal(pipe(fd), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		execl(self_exe, self_exe, "--hold", img_b, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	char line[8] = "";
-	ssize_t n = read(fd[0], line, sizeof(line) - 1);
-	close(fd[0]);
-	if (n < 4 || strncmp(line, "held", 4)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		fail_msg("the holder process did not take B's lock");
-	}
-	return pid;
-}
-
 /* Killed with SIGKILL: its client's watch on the image lasts until the OSDs time
  * it out (~30 s), and the takeover waits for that. */
 static void kill_holder(pid_t pid)
@@ -253,7 +228,7 @@ static void test_other_pool_served_meanwhile(void **state)
 	conf_pool(&c1, 0, "b", img_b);
 	struct vd_pools *other = calloc(1, sizeof(*other)), *ps = calloc(1, sizeof(*ps));
 	if (dead_holder) {
-		holder = start_holder();
+		holder = ceph_holder_start(self_exe, img_b, "B's lock");
 	} else {
 		assert_int_equal(vd_pools_open(other, &c1, r, err, sizeof(err)), 0);
 		assert_false(other->p[0].standby);

@@ -72,6 +72,8 @@ struct vpool_stats {
 	uint64_t journal_commits, journal_records, checkpoints;
 	uint64_t journal_bytes;  /* of the commits written */
 	uint64_t checkpoint_ns;  /* summed time of the completed checkpoints */
+	uint64_t share_room_refused; /* shares (EXTENDED COPY) refused for lack of checkpoint-area room:
+					those ranges were copied as bytes instead (share.c) */
 	bool journal_file;       /* the journal has a store of its own (journal_io) */
 	struct vblk_stats store_io, journal_io; /* the backing stores' I/O (vblk_stats) */
 	uint64_t journal_used, journal_size; /* ring bytes since the last checkpoint, ring size */

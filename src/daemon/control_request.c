@@ -233,8 +233,8 @@ static json_object *pool_grow(const struct vd_control_env *c, char **tok, int nt
 		return vd_control_error("pool grow: %s is not larger than the pool by at least one extent "
 			       "(pools never shrink)", tok[3]);
 	if (rc == -EFBIG)
-		return vd_control_error("pool grow: %s is beyond what the pool's metadata was sized for when "
-			       "it was created (4 x its size)", tok[3]);
+		return vd_control_error("pool grow: %s is beyond what the pool's checkpoint area holds (sized "
+			       "at creation for 4 x its size, less what its shared references take)", tok[3]);
 	if (rc == -ENOSPC)
 		return vd_control_error("pool grow: the block device is smaller than %s (grow it first)", tok[3]);
 	if (rc < 0)

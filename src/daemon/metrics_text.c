@@ -234,6 +234,9 @@ static void pool_metrics(FILE *f, const struct vd_metrics_pool *pools, size_t n)
 	PER_POOL(f, pools, n, "vaaid_pool_journal_bytes_total", "", ps->journal_bytes);
 	head(f, "vaaid_pool_checkpoints_total", "counter", "Checkpoints completed.");
 	PER_POOL(f, pools, n, "vaaid_pool_checkpoints_total", "", ps->checkpoints);
+	head(f, "vaaid_pool_share_room_refused_total", "counter",
+	     "Extent shares refused for lack of checkpoint-area room (copied as bytes instead).");
+	PER_POOL(f, pools, n, "vaaid_pool_share_room_refused_total", "", ps->share_room_refused);
 	head(f, "vaaid_pool_checkpoint_seconds_total", "counter", "Time spent in checkpoints.");
 	for (size_t i = 0; i < n; i++) {
 		fputs("vaaid_pool_checkpoint_seconds_total{pool=\"", f);

@@ -599,6 +599,7 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st)
 	st->checkpoints = p->checkpoints;
 	st->journal_bytes = p->j ? vjournal_bytes(p->j) : 0;
 	st->checkpoint_ns = p->checkpoint_ns;
+	st->share_room_refused = p->share_room_refused;
 	st->journal_file = p->jdev && p->jdev != p->dev;
 	st->store_io = p->dev->stats;
 	if (st->journal_file)

@@ -124,6 +124,7 @@ struct vpool {
 	struct ckpt_state *ckpt;
 	uint64_t checkpoints;
 	uint64_t checkpoint_ns; /* summed time of the completed ones */
+	uint64_t share_room_refused; /* shares refused by pool_ckpt_room (share.c) */
 	struct hmap hydr;           /* pext -> struct hydr_ent (redirected, not yet hydrated) */
 	struct hmap hsrc;           /* source pext -> its source references (uintptr_t) */
 	struct hmap xdup;           /* acct.c: pext -> struct acct_xdup (its holders by volume) */

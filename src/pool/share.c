@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "pool_internal.h"
+#include "vaaid/util.h"
 
 struct share_req {
 	struct pool_req link; /* first */
@@ -131,6 +132,12 @@ static void share_log(void *arg, int res)
 	for (uint64_t i = 0; i < q->n; i++)
 		add += pool_map_get(q->src, q->svext + i) != 0;
 	if (pool_ckpt_room(p, add, p->n_ext) < 0) {
+		/* Said once per open, counted always: EXTENDED COPY still works (copy.c
+		 * copies the bytes), but an admin sees copies slow down and space used. */
+		if (!p->share_room_refused++)
+			vlog_warn(NULL, "extent sharing refused: the pool's checkpoint area has no room "
+				  "for more shared references (about 4 per extent); EXTENDED COPY now "
+				  "copies bytes instead (counter share_room_refused)");
 		share_fail(q, -ENOSPC);
 		return;
 	}

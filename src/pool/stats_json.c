@@ -46,6 +46,7 @@ json_object *vpool_counters_json(const struct vpool *p)
 	json_object_object_add(cj, "journal_bytes", json_object_new_uint64(st.journal_bytes));
 	json_object_object_add(cj, "checkpoints", json_object_new_uint64(st.checkpoints));
 	json_object_object_add(cj, "checkpoint_ns", json_object_new_uint64(st.checkpoint_ns));
+	json_object_object_add(cj, "share_room_refused", json_object_new_uint64(st.share_room_refused));
 	json_object_object_add(cj, "store_io", io_json(&st.store_io));
 	if (st.journal_file)
 		json_object_object_add(cj, "journal_io", io_json(&st.journal_io));

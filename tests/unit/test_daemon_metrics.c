@@ -81,6 +81,7 @@ static void fill(void)
 	pool.soft_threshold = 800;
 	pool.stats.journal_commits = 12;
 	pool.stats.checkpoint_ns = 1500000000;
+	pool.stats.share_room_refused = 7;
 	pool.stats.store_io.write_ops = 7;
 }
 
@@ -161,6 +162,7 @@ static void test_format(void **state)
 	assert_non_null(strstr(t, "vaaid_pool_soft_threshold_bytes{pool=\"default\"} 800\n"));
 	assert_non_null(strstr(t, "vaaid_pool_journal_commits_total{pool=\"default\"} 12\n"));
 	assert_non_null(strstr(t, "vaaid_pool_checkpoint_seconds_total{pool=\"default\"} 1.500000000\n"));
+	assert_non_null(strstr(t, "vaaid_pool_share_room_refused_total{pool=\"default\"} 7\n"));
 	assert_non_null(strstr(t, "vaaid_pool_io_operations_total{pool=\"default\",store=\"data\","
 				  "op=\"write\"} 7\n"));
 	assert_null(strstr(t, "store=\"journal\"")); /* no journal file */

@@ -334,6 +334,9 @@ static void test_ckpt_room(void **state)
 	}
 	assert_int_equal(rc, -ENOSPC);
 	assert_true(shared > 0);
+	struct vpool_stats st;
+	vpool_get_stats(e.p, &st);
+	assert_int_equal(st.share_room_refused, 1); /* counted (and logged) */
 	fprintf(stderr, "# checkpoint room: %llu references shared, then -ENOSPC\n",
 		(unsigned long long)shared);
 	check(&e);
@@ -343,6 +346,8 @@ static void test_ckpt_room(void **state)
 	assert_int_equal(vvol_copy_ex(a, 0, big, 1023 * MIB, 4 * EXT, &rep, done_cb, &w), 0);
 	assert_int_equal(run(&e, &w), 0);
 	assert_true(rep.shared == 0 && rep.copied == 4 * EXT);
+	vpool_get_stats(e.p, &st);
+	assert_int_equal(st.share_room_refused, 2);
 	check(&e);
 	/* what is there still fits a checkpoint, and a write still finds room */
 	assert_int_equal(vpool_close(e.p), 0);

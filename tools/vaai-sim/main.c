@@ -369,8 +369,8 @@ static void do_pool(struct sim *s, char **tok, int nt)
 		if (rc == -EINVAL)
 			die(s, "pool grow %s: not larger than the pool by at least one extent", tok[2]);
 		if (rc == -EFBIG)
-			die(s, "pool grow %s: beyond what the pool's metadata was sized for at creation",
-			    tok[2]);
+			die(s, "pool grow %s: beyond what the pool's checkpoint area holds (sized at "
+			    "creation for 4 x its size, less what its shared references take)", tok[2]);
 		if (rc < 0)
 			die(s, "pool grow failed: %s", strerror(-rc));
 		return;

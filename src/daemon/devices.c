@@ -438,10 +438,11 @@ static void pool_alua_update(struct vd_devices *ds, struct vd_pool *vp, unsigned
 		vlog_err(vp->name, "pool %s: fenced while idle (another gateway holds its "
 			 "image's lock): its LUNs here are unavailable", vp->name);
 	if (ev & VD_WATCH_OWNER) {
-		char f[8 * 7] = "none";
-		for (unsigned i = 0, n = 0; i < rec->n_fenced; i++)
-			n += (unsigned)snprintf(f + n, sizeof(f) - n, "%s%u", i ? "," : "",
-						rec->fenced[i]);
+		char f[VBLK_RBD_ALUA_MAX_FENCED * 6 + 1] = "none"; /* ",65535" each */
+		for (size_t i = 0, n = 0; i < rec->n_fenced && n < sizeof(f); i++) {
+			int w = snprintf(f + n, sizeof(f) - n, "%s%u", i ? "," : "", rec->fenced[i]);
+			n = w < 0 ? sizeof(f) : n + (size_t)w; /* cut, never past the buffer */
+		}
 		vlog_warn(vp->name, "pool %s: ALUA record: held by the gateway of group %u (was "
 			  "%u), fenced groups %s: its LUNs here report that", vp->name, rec->owner,
 			  was, f);

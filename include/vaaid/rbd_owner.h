@@ -94,7 +94,7 @@ bool vblk_rbd_alua_fenced(const struct vblk_rbd_alua *r, uint16_t g);
  * this many looks are skipped before the next try -- 2^failures, at most
  * VBLK_RBD_LOOK_BACKOFF_MAX (watch periods of 5 s: 2 min); 0 for none. */
 #define VBLK_RBD_LOOK_BACKOFF_MAX 24u
-#define VBLK_RBD_LOOK_MOUNT_TIMEOUT "5" /* s: the look client's client_mount_timeout */
+#define VBLK_RBD_LOOK_MOUNT_TIMEOUT 5u /* s: the look client's client_mount_timeout (at most) */
 unsigned vblk_rbd_look_backoff(unsigned failures);
 
 #endif

@@ -61,6 +61,7 @@ static struct vblk_rbd_conf rbd_conf(const struct vd_pools *ps)
 		.client_id = ps->ceph.client_id[0] ? ps->ceph.client_id : NULL,
 		.keyring = ps->ceph.keyring[0] ? ps->ceph.keyring : NULL,
 		.alua_group = ps->alua_group,
+		.op_timeout = ps->ceph.op_timeout,
 	};
 }
 

@@ -521,10 +521,13 @@ static const struct vblk_ops rdev_ops = {
 
 /* ------------------------------------------------------------------- open */
 
-/* mount_timeout: client_mount_timeout in s (how long a connect waits for the
- * monitors): 30 for every client but a fenced store's look client (5). */
+/* mount_max: at most this many s for the connect (client_mount_timeout: how long
+ * it waits for the monitors): the conf's op_timeout, shorter for a fenced store's
+ * look client (VBLK_RBD_LOOK_MOUNT_TIMEOUT). The same op_timeout bounds every
+ * later monitor command (a lock break's blocklist) and OSD request (lock, watch,
+ * metadata, I/O) of the client: docs/ceph.md "A cluster that does not answer". */
 static int connect_cluster_timeout(const struct vblk_rbd_conf *conf, const char *pool,
-				   rados_t *cl, rados_ioctx_t *io, const char *mount_timeout)
+				   rados_t *cl, rados_ioctx_t *io, unsigned mount_max)
 {
 	const char *id = conf && conf->client_id ? conf->client_id : NULL;
 	int rc = rados_create(cl, id);
@@ -548,7 +551,13 @@ static int connect_cluster_timeout(const struct vblk_rbd_conf *conf, const char 
 	 * here, so the fence does not depend on the cluster's configuration */
 	if ((rc = rados_conf_set(*cl, "rbd_blocklist_on_break_lock", "true")) < 0)
 		return rc;
-	if ((rc = rados_conf_set(*cl, "client_mount_timeout", mount_timeout)) < 0)
+	unsigned op = conf && conf->op_timeout ? conf->op_timeout : VBLK_RBD_OP_TIMEOUT_DEFAULT;
+	char opv[16], mountv[16];
+	snprintf(opv, sizeof(opv), "%u", op);
+	snprintf(mountv, sizeof(mountv), "%u", op < mount_max ? op : mount_max);
+	if ((rc = rados_conf_set(*cl, "client_mount_timeout", mountv)) < 0 ||
+	    (rc = rados_conf_set(*cl, "rados_mon_op_timeout", opv)) < 0 ||
+	    (rc = rados_conf_set(*cl, "rados_osd_op_timeout", opv)) < 0)
 		return rc;
 	if ((rc = rados_connect(*cl)) < 0) {
 		fprintf(stderr, "vblk_rbd: cannot connect to the Ceph cluster: %s\n", strerror(-rc));
@@ -563,7 +572,7 @@ static int connect_cluster_timeout(const struct vblk_rbd_conf *conf, const char 
 static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, rados_t *cl,
 			   rados_ioctx_t *io)
 {
-	return connect_cluster_timeout(conf, pool, cl, io, "30");
+	return connect_cluster_timeout(conf, pool, cl, io, VBLK_RBD_OP_TIMEOUT_MAX);
 }
 
 /*
@@ -954,6 +963,8 @@ static int open_offloaded(struct vreactor *r, struct open_job *j, voffload_fn fn
 		free_rdev(d);
 		return -ENOMEM;
 	}
+	if (c)
+		d->look_conf.op_timeout = c->op_timeout;
 	int rc = voffload_run(r, fn, j);
 	if (rc < 0) {
 		free_rdev(d);

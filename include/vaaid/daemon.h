@@ -53,7 +53,7 @@ struct vd_ceph_conf {
 	char conf[VD_PATH_MAX];
 	char client_id[64];
 	char keyring[VD_PATH_MAX];
-	unsigned op_timeout; /* s, [ceph] op_timeout; 0: VBLK_RBD_OP_TIMEOUT_DEFAULT */
+	unsigned op_timeout; /* s, [ceph] op_timeout (default VBLK_RBD_OP_TIMEOUT_DEFAULT) */
 };
 
 /* [alua] (docs/ceph.md "ALUA"): this gateway's target port group (and relative target

@@ -38,8 +38,13 @@
  *     acquire, the takeover's lock break and blocklist, the owner record,
  *     resize, close and shutdown, remove) take mon/OSD round trips: 1-2 s
  *     for a takeover (from a dead holder too: its lock is broken before the
- *     acquire, which would otherwise wait ~30 s for its watch). They run on voffload_run's worker thread (src/io/offload.c)
- *     while the caller runs the reactor, so every other LUN's I/O goes on.
+ *     acquire, which would otherwise wait ~30 s for its watch). A cluster that
+ *     does not answer fails each of them within the conf's op_timeout (every
+ *     client's mon and OSD requests and connect: connect_cluster_timeout;
+ *     docs/ceph.md "A cluster that does not answer"), so the worker always
+ *     returns and the caller (a control request, the pool watch, a stop) with
+ *     it. They run on voffload_run's worker thread (src/io/offload.c) while
+ *     the caller runs the reactor, so every other LUN's I/O goes on.
  *     The worker touches only its job: a new rdev nobody else reaches until
  *     the open returns (*out is set afterwards, on the reactor's thread), the
  *     caller's conf, or the image handle (librbd takes a resize from one thread
@@ -946,7 +951,7 @@ static int open_readonly_blocking(void *arg)
 
 /* Open j's image with fn on the offload worker (librados' and librbd's calls
  * block for seconds: mon and OSD round trips, a cluster that does not answer
- * within client_mount_timeout, 30 s) while r serves everything else. */
+ * within [ceph] op_timeout, 30 s by default) while r serves everything else. */
 static int open_offloaded(struct vreactor *r, struct open_job *j, voffload_fn fn,
 			  struct vblk **out)
 {

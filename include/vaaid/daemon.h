@@ -152,6 +152,8 @@ struct vd_pools {
 	int whole_granules; /* VD_WHOLE_* from the config, for every pool opened or created */
 	int group_flush;    /* VD_GROUP_* from the config, likewise */
 	unsigned alua_group; /* [alua] group: recorded in an RBD pool's owner record */
+	unsigned alua_n_peers; /* [alua] peers: whose fenced marks stay (vblk_rbd_alua_mark_stale) */
+	uint16_t alua_peers[SCSI_ALUA_MAX_PEERS];
 	unsigned n;
 	struct vd_pool p[VD_MAX_POOLS];
 };

@@ -395,6 +395,10 @@ struct vblk_rbd_conf {
 	const char *client_id; /* "admin" for client.admin */
 	const char *keyring;
 	unsigned alua_group; /* recorded in the owner record (rbd_owner.h); 0 = none */
+	/* [alua] peers: the holder removes the fenced marks of groups outside
+	 * alua_group + these (vblk_rbd_alua_mark_stale); none: every mark stays */
+	const uint16_t *alua_peers;
+	unsigned alua_n_peers;
 	/* s: the bound of every monitor and OSD request of this client and of its
 	 * connect (rados_mon_op_timeout, rados_osd_op_timeout, client_mount_timeout;
 	 * docs/ceph.md "A cluster that does not answer"): a request the cluster does

@@ -724,12 +724,6 @@ static void alua_unfence(struct rdev *d, unsigned g)
 		vlog_warn(d->name, "cannot remove %s from the image: %s", key, strerror(-rc));
 }
 
-/* The lock holder's part of the shared ALUA record (rbd_owner.h), right after
- * the lock is taken: the group it fenced (broken: the broken holder's, 0 for
- * none or not known) marked first, its own mark removed, then itself as the
- * owner, so that a reader between two writes never sees the new owner without
- * the old one's fence. Failures are logged: the other paths then keep their
- * last record until the next open (docs/ceph.md). */
 /* The holder's removal of stale fenced marks (vblk_rbd_alua_mark_stale: groups
  * outside its [alua] group and peers), after its record is written. One list of
  * up to 64 marks per open (more are removed at the next opens); failures are
@@ -760,6 +754,12 @@ static void alua_prune_stale(struct rdev *d, const struct vblk_rbd_conf *conf)
 	free(vals);
 }
 
+/* The lock holder's part of the shared ALUA record (rbd_owner.h), right after
+ * the lock is taken: the group it fenced (broken: the broken holder's, 0 for
+ * none or not known) marked first, its own mark removed, then itself as the
+ * owner, so that a reader between two writes never sees the new owner without
+ * the old one's fence. Failures are logged: the other paths then keep their
+ * last record until the next open (docs/ceph.md). */
 static void alua_record_owner(struct rdev *d, unsigned own, uint16_t broken)
 {
 	char key[sizeof(VBLK_RBD_ALUA_FENCED_KEY) + 12], val[16]; /* (%u: up to 10 digits) */

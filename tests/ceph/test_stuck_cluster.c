@@ -26,6 +26,7 @@
  * `--engine SPEC OP_TIMEOUT` is an engine process (exec'd: its own librados
  * client), commands on stdin, one answer line each on stdout.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -65,11 +66,11 @@ static int engine(const char *spec, unsigned op_timeout)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	struct vreactor *r = NULL;
-	if (sfd < 0 || vreactor_create(64, &r) < 0)
+	uint8_t *buf = vblk_alloc_buf(BLOCK);
+	if (sfd < 0 || !buf || vreactor_create(64, &r) < 0)
 		return 1;
 	struct vblk_rbd_conf conf = {.conf_path = getenv("CEPH_CONF"), .op_timeout = op_timeout};
 	struct vblk *dev = NULL;
-	uint8_t *buf = vblk_alloc_buf(BLOCK);
 	char line[64];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready\n");
@@ -77,14 +78,10 @@ static int engine(const char *spec, unsigned op_timeout)
 		struct pollfd p[2] = {{.fd = 0, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
 		if (poll(p, 2, -1) < 0)
 			continue;
-		if (p[1].revents) { /* the daemon's stop: the store closed on a worker */
-			uint64_t t0 = now_ms();
-			vblk_close_live(dev);
-			printf("stopped %llu\n", (unsigned long long)(now_ms() - t0));
-			return 0;
-		}
+		if (p[1].revents) /* the daemon's stop: the store closed on a worker */
+			break;
 		if (!fgets(line, sizeof(line), stdin))
-			return 0;
+			break;
 		uint64_t t0 = now_ms();
 		int rc = -EINVAL;
 		char word[16] = "";
@@ -113,6 +110,11 @@ static int engine(const char *spec, unsigned op_timeout)
 		printf("%s %d %llu %02x\n", word, rc > 0 ? 0 : rc, (unsigned long long)(now_ms() - t0),
 		       pat);
 	}
+	vblk_close_live(dev);
+	vreactor_destroy(r);
+	free(buf);
+	close(sfd);
+	return 0;
 }
 
 /* ------------------------------------------------------------ the test */
@@ -288,10 +290,43 @@ static pid_t read_pid(const char *dir, const char *d)
 	return (pid_t)v;
 }
 
+/* Are all of pid's threads stopped (state T in /proc/PID/task/TID/stat)? A
+ * SIGSTOP takes effect in each thread when it next runs: until then (a loaded
+ * machine) a thread may still answer a request sent right after kill(). */
+static bool all_stopped(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return false;
+	bool all = true;
+	struct dirent *e;
+	while (all && (e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char stat[128], buf[512];
+		snprintf(stat, sizeof(stat), "%s/%.16s/stat", path, e->d_name);
+		FILE *f = fopen(stat, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		const char *st = strrchr(buf, ')'); /* "tid (comm) S ..." */
+		if (!st || (st[2] != 'T' && st[2] != 't'))
+			all = false; /* (a thread gone meanwhile: looked at again) */
+	}
+	closedir(dir);
+	return all;
+}
+
 static void freeze(pid_t pid, const char *what, bool on)
 {
 	if (kill(pid, on ? SIGSTOP : SIGCONT) < 0)
 		die("%s %s: %s", on ? "SIGSTOP" : "SIGCONT", what, strerror(errno));
+	for (uint64_t t0 = now_ms(); on && !all_stopped(pid); usleep(10000))
+		if (now_ms() - t0 > BOUND_MS)
+			die("%s: not every thread stopped within %u ms", what, BOUND_MS);
 	printf("%s %s (pid %d)\n", on ? "SIGSTOP" : "SIGCONT", what, (int)pid);
 }
 

@@ -9,7 +9,11 @@
  *
  *  1. the OSD frozen (SIGSTOP by its PID): the holder's write answers an error
  *     (never success), its lock check and ALUA-record look answer "not known";
- *     a second engine's `pool takeover` (vblk_rbd_takeover) answers an error;
+ *     the daemon's pools (vd_pools_open, a second image): the standby's
+ *     `pool takeover` (vd_pool_takeover, what vaaictl's request runs) answers
+ *     an error, SIGTERM ends the standby and the owner (vd_pools_close:
+ *     checkpoint and close);
+ *     a second engine's takeover of the first image (vblk_rbd_takeover) answers an error;
  *     SIGTERM during that takeover and SIGTERM of the holder (whose close
  *     releases the lock: an OSD request) end both processes;
  *  2. the OSD thawed (SIGCONT): a takeover serves the pool again, the block the
@@ -40,7 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vaaid/daemon.h"
 #include "vaaid/io.h"
+#include "vaaid/pool.h"
 #include "vaaid/rbd_owner.h"
 #include "vaaid/util.h"
 
@@ -58,6 +64,38 @@ static uint64_t now_ms(void)
 
 /* ------------------------------------------------------------ the engine */
 
+/* The daemon's pools with one pool "p" on SPEC + "-pool" (made when missing),
+ * [ceph] op_timeout as given; the owner makes a volume (journaled metadata: its
+ * stop then has a checkpoint to write). */
+static int pool_open(struct vreactor *r, const char *spec, unsigned op_timeout,
+		     struct vd_pools **out, char *err, size_t errlen)
+{
+	static struct vd_config c; /* (large; one engine per process) */
+	vd_config_defaults(&c);
+	c.n_pools = 1;
+	snprintf(c.pools[0].name, sizeof(c.pools[0].name), "p");
+	snprintf(c.pools[0].path, sizeof(c.pools[0].path), "%s-pool", spec);
+	c.pools[0].size = SIZE;
+	c.pools[0].create = VD_CREATE_YES;
+	snprintf(c.ceph.conf, sizeof(c.ceph.conf), "%s", getenv("CEPH_CONF"));
+	c.ceph.op_timeout = op_timeout;
+	struct vd_pools *ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		return -ENOMEM;
+	int rc = vd_pools_open(ps, &c, r, err, errlen);
+	struct vvol *v;
+	if (rc == 0 && ps->p[0].pool)
+		rc = vpool_volume_create(ps->p[0].pool, "vol", 16u << 20, 512, &v);
+	if (rc < 0) {
+		fprintf(stderr, "engine: pool: %s\n", err);
+		vd_pools_close(ps);
+		free(ps);
+		return rc;
+	}
+	*out = ps;
+	return 0;
+}
+
 static int engine(const char *spec, unsigned op_timeout)
 {
 	sigset_t mask;
@@ -71,6 +109,8 @@ static int engine(const char *spec, unsigned op_timeout)
 		return 1;
 	struct vblk_rbd_conf conf = {.conf_path = getenv("CEPH_CONF"), .op_timeout = op_timeout};
 	struct vblk *dev = NULL;
+	struct vd_pools *ps = NULL; /* "pool": the daemon's pools (src/daemon/pools.c) */
+	char err[1200];
 	char line[64];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready\n");
@@ -92,6 +132,11 @@ static int engine(const char *spec, unsigned op_timeout)
 				 : word[0] == 't' ? vblk_rbd_takeover(r, spec, &conf, &dev)
 						  : vblk_rbd_open(r, spec, &conf, word[0] == 'c' ? SIZE : 0,
 								  &dev);
+		} else if (!strcmp(word, "pool")) {
+			rc = ps || dev ? -EALREADY : pool_open(r, spec, op_timeout, &ps, err, sizeof(err));
+			pat = rc == 0 && ps->p[0].standby;
+		} else if (ps && !strcmp(word, "pooltakeover")) { /* `vaaictl pool takeover p` */
+			rc = vd_pool_takeover(ps, r, "p", err, sizeof(err));
 		} else if (dev && !strcmp(word, "write")) {
 			memset(buf, (int)pat, BLOCK);
 			rc = vblk_pwrite_sync(dev, buf, BLOCK, 0, VBLK_DSYNC);
@@ -111,6 +156,9 @@ static int engine(const char *spec, unsigned op_timeout)
 		       pat);
 	}
 	vblk_close_live(dev);
+	if (ps) /* the daemon's stop: checkpoint and close (vd_pools_close) */
+		vd_pools_close(ps);
+	free(ps);
 	vreactor_destroy(r);
 	free(buf);
 	close(sfd);
@@ -373,6 +421,12 @@ int main(int argc, char **argv)
 	struct eng *a = engine_start(exe, spec, "A");
 	expect_ok(a, "create");
 	expect_ok(a, "write 11");
+	struct eng *p = engine_start(exe, spec, "P"); /* the daemon's pools: owner */
+	if (ask(p, "pool", NULL, &pat) < 0 || pat != 0)
+		die("P: the pool did not open as its owner");
+	struct eng *q = engine_start(exe, spec, "Q"); /* the daemon's pools: standby */
+	if (ask(q, "pool", NULL, &pat) < 0 || pat != 1)
+		die("Q: the pool did not open standby");
 
 	/* 1. the OSD does not answer */
 	freeze(osd_pid, "the OSD", true);
@@ -381,6 +435,9 @@ int main(int argc, char **argv)
 	expect_error(a, "alua");
 	struct eng *b = engine_start(exe, spec, "B");
 	expect_error(b, "takeover");
+	expect_error(q, "pooltakeover"); /* vd_pool_takeover: `vaaictl pool takeover` */
+	stop_engine(q, "pools, standby, OSD frozen");
+	stop_engine(p, "pools, owner: checkpoint and close, OSD frozen");
 	struct eng *b2 = engine_start(exe, spec, "B2");
 	send_cmd(b2, "takeover"); /* Pacemaker stops it during a takeover that hangs */
 	usleep(300000);

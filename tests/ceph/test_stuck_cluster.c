@@ -12,9 +12,8 @@
  *     the daemon's pools (vd_pools_open, a second image): the standby's
  *     `pool takeover` (vd_pool_takeover, what vaaictl's request runs) answers
  *     an error, SIGTERM ends the standby and the owner (vd_pools_close:
- *     checkpoint and close);
- *     a second engine's takeover of the first image (vblk_rbd_takeover) answers an error;
- *     SIGTERM during that takeover and SIGTERM of the holder (whose close
+ *     checkpoint and close); a second engine's takeover of the first image
+ *     (vblk_rbd_takeover) answers an error; SIGTERM during that takeover and SIGTERM of the holder (whose close
  *     releases the lock: an OSD request) end both processes;
  *  2. the OSD thawed (SIGCONT): a takeover serves the pool again, the block the
  *     holder acknowledged before the freeze reads back (the timed-out write's

@@ -53,6 +53,7 @@ struct vd_ceph_conf {
 	char conf[VD_PATH_MAX];
 	char client_id[64];
 	char keyring[VD_PATH_MAX];
+	unsigned op_timeout; /* s, [ceph] op_timeout (default VBLK_RBD_OP_TIMEOUT_DEFAULT) */
 };
 
 /* [alua] (docs/ceph.md "ALUA"): this gateway's target port group (and relative target
@@ -151,6 +152,8 @@ struct vd_pools {
 	int whole_granules; /* VD_WHOLE_* from the config, for every pool opened or created */
 	int group_flush;    /* VD_GROUP_* from the config, likewise */
 	unsigned alua_group; /* [alua] group: recorded in an RBD pool's owner record */
+	unsigned alua_n_peers; /* [alua] peers: whose fenced marks stay (vblk_rbd_alua_mark_stale) */
+	uint16_t alua_peers[SCSI_ALUA_MAX_PEERS];
 	unsigned n;
 	struct vd_pool p[VD_MAX_POOLS];
 };

@@ -395,7 +395,19 @@ struct vblk_rbd_conf {
 	const char *client_id; /* "admin" for client.admin */
 	const char *keyring;
 	unsigned alua_group; /* recorded in the owner record (rbd_owner.h); 0 = none */
+	/* [alua] peers: the holder removes the fenced marks of groups outside
+	 * alua_group + these (vblk_rbd_alua_mark_stale); none: every mark stays */
+	const uint16_t *alua_peers;
+	unsigned alua_n_peers;
+	/* s: the bound of every monitor and OSD request of this client and of its
+	 * connect (rados_mon_op_timeout, rados_osd_op_timeout, client_mount_timeout;
+	 * docs/ceph.md "A cluster that does not answer"): a request the cluster does
+	 * not answer fails with -ETIMEDOUT instead of waiting for ever. 0: the
+	 * default, VBLK_RBD_OP_TIMEOUT_DEFAULT ([ceph] op_timeout). */
+	unsigned op_timeout;
 };
+#define VBLK_RBD_OP_TIMEOUT_DEFAULT 30u
+#define VBLK_RBD_OP_TIMEOUT_MAX 3600u
 bool vblk_rbd_spec(const char *path); /* path names an RBD image ("rbd:" ...) */
 int vblk_rbd_open(struct vreactor *r, const char *spec, const struct vblk_rbd_conf *conf,
 		  uint64_t create_size, struct vblk **out);

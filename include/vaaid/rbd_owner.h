@@ -88,13 +88,28 @@ void vblk_rbd_alua_parse(const char *keys, size_t klen, const char *vals, size_t
 bool vblk_rbd_alua_equal(const struct vblk_rbd_alua *a, const struct vblk_rbd_alua *b);
 /* Is group g marked fenced in r? */
 bool vblk_rbd_alua_fenced(const struct vblk_rbd_alua *r, uint16_t g);
+/*
+ * Stale fenced marks: the lock holder of group own, whose [alua] peers are
+ * peers[0..n_peers), removes at open (after writing its record) every mark
+ * key "vaaid.alua.fenced.<F>" for which this is true: F is neither own nor
+ * one of its peers -- a group no gateway of this deployment answers for (a
+ * gateway renumbered or gone), whose mark only crowds the bounded list
+ * (VBLK_RBD_ALUA_MAX_FENCED: the marks past the first 8 by key order are not
+ * read, so a peer's real mark could be hidden). A peer's mark stays until that
+ * peer opens the image again (it may still be fenced: removing its mark
+ * would have the other paths report it standby while it answers
+ * unavailable). No peers (n_peers 0: the deployment is not known): false,
+ * every mark stays. Keys that are not a fenced mark: false.
+ */
+bool vblk_rbd_alua_mark_stale(const char *key, unsigned own, const uint16_t *peers,
+			      unsigned n_peers);
 /* A fenced store's look client (vblk_rbd_alua_get) backs off after a failed
  * connect (a gateway cut off from the cluster: each try blocks the watch for
  * the look client's mount timeout): after the failures-th failure in a row,
  * this many looks are skipped before the next try -- 2^failures, at most
  * VBLK_RBD_LOOK_BACKOFF_MAX (watch periods of 5 s: 2 min); 0 for none. */
 #define VBLK_RBD_LOOK_BACKOFF_MAX 24u
-#define VBLK_RBD_LOOK_MOUNT_TIMEOUT "5" /* s: the look client's client_mount_timeout */
+#define VBLK_RBD_LOOK_MOUNT_TIMEOUT 5u /* s: the look client's client_mount_timeout (at most) */
 unsigned vblk_rbd_look_backoff(unsigned failures);
 
 #endif

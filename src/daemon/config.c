@@ -25,6 +25,8 @@
  *   conf = /etc/ceph/ceph.conf  ; default: librados' (CEPH_CONF, /etc/ceph/ceph.conf)
  *   client_id = vaaid           ; cephx user client.vaaid (default: admin)
  *   keyring = /etc/ceph/ceph.client.vaaid.keyring
+ *   op_timeout = 30             ; s (1..3600): a mon/OSD request or connect that the
+ *                               ; cluster does not answer fails then (docs/ceph.md)
  *   [alua]                      ; gateways of shared RBD pools (docs/ceph.md "ALUA")
  *   group = 1                   ; this gateway's target port group id, 1..65535
  *   peers = 2,3                 ; the other gateways' group ids (at most 7)
@@ -68,6 +70,7 @@ void vd_config_defaults(struct vd_config *c)
 	c->log_level = VLOG_INFO;
 	c->soft_threshold = 80;
 	c->default_pool_size = 32ull << 30;
+	c->ceph.op_timeout = VBLK_RBD_OP_TIMEOUT_DEFAULT;
 	snprintf(c->tcmu.handler, sizeof(c->tcmu.handler), "%s", VD_SUBTYPE);
 }
 
@@ -333,6 +336,13 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 				return fail(x, "[ceph] client_id '%s' is not a name (letters, digits, _ . -)%s",
 					    value, "");
 			snprintf(c->ceph.client_id, sizeof(c->ceph.client_id), "%s", value);
+		} else if (!strcmp(key, "op_timeout")) {
+			char *end;
+			unsigned long t = strtoul(value, &end, 10);
+			if (!*value || *end || t < 1 || t > VBLK_RBD_OP_TIMEOUT_MAX)
+				return fail(x, "[ceph] op_timeout '%s' must be seconds, 1..3600%s", value,
+					    ""); /* VBLK_RBD_OP_TIMEOUT_MAX */
+			c->ceph.op_timeout = (unsigned)t;
 		} else {
 			return fail(x, "unknown key '%s' in [ceph]%s", key, "");
 		}

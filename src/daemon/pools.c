@@ -61,6 +61,9 @@ static struct vblk_rbd_conf rbd_conf(const struct vd_pools *ps)
 		.client_id = ps->ceph.client_id[0] ? ps->ceph.client_id : NULL,
 		.keyring = ps->ceph.keyring[0] ? ps->ceph.keyring : NULL,
 		.alua_group = ps->alua_group,
+		.alua_peers = ps->alua_peers,
+		.alua_n_peers = ps->alua_n_peers,
+		.op_timeout = ps->ceph.op_timeout,
 	};
 }
 
@@ -214,6 +217,8 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 	ps->whole_granules = c->whole_granule_writes;
 	ps->group_flush = c->group_flush;
 	ps->alua_group = c->alua.group;
+	ps->alua_n_peers = c->alua.n_peers;
+	memcpy(ps->alua_peers, c->alua.peers, sizeof(ps->alua_peers));
 	for (unsigned i = 0; i < c->n_pools; i++) {
 		const struct vd_pool_conf *pc = &c->pools[i];
 		struct vd_pool *vp = &ps->p[ps->n];

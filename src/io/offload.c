@@ -5,7 +5,8 @@
  *
  * Why: the daemon is one reactor thread. A library call that blocks for
  * seconds (librados' connect, librbd's open, lock break and resize: Ceph's
- * mon and OSD round trips; up to 30 s for a cluster that does not answer)
+ * mon and OSD round trips; up to a few of vblk_rbd's op_timeout, 30 s by
+ * default, for a cluster that does not answer)
  * made on that thread stalls the rings of every LUN of every pool. The control
  * path stays synchronous for its caller, as the blk_sync helpers are: the
  * caller waits by running the reactor (nested vreactor_run_once), so the other

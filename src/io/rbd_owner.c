@@ -298,6 +298,23 @@ bool vblk_rbd_alua_fenced(const struct vblk_rbd_alua *r, uint16_t g)
 	return false;
 }
 
+bool vblk_rbd_alua_mark_stale(const char *key, unsigned own, const uint16_t *peers,
+			      unsigned n_peers)
+{
+	const size_t fl = strlen(VBLK_RBD_ALUA_FENCED_KEY);
+	if (!key || !peers || n_peers == 0 || strncmp(key, VBLK_RBD_ALUA_FENCED_KEY, fl))
+		return false;
+	uint16_t f = group_id(key + fl);
+	if (f == 0)
+		return false; /* not a mark this code wrote: left alone */
+	if (f == own)
+		return false; /* the holder's own mark: alua_unfence's, not this rule's */
+	for (unsigned i = 0; i < n_peers; i++)
+		if (peers[i] == f)
+			return false;
+	return true;
+}
+
 unsigned vblk_rbd_look_backoff(unsigned failures)
 {
 	if (failures == 0)

@@ -38,8 +38,13 @@
  *     acquire, the takeover's lock break and blocklist, the owner record,
  *     resize, close and shutdown, remove) take mon/OSD round trips: 1-2 s
  *     for a takeover (from a dead holder too: its lock is broken before the
- *     acquire, which would otherwise wait ~30 s for its watch). They run on voffload_run's worker thread (src/io/offload.c)
- *     while the caller runs the reactor, so every other LUN's I/O goes on.
+ *     acquire, which would otherwise wait ~30 s for its watch). A cluster that
+ *     does not answer fails each of them within the conf's op_timeout (every
+ *     client's mon and OSD requests and connect: connect_cluster_timeout;
+ *     docs/ceph.md "A cluster that does not answer"), so the worker always
+ *     returns and the caller (a control request, the pool watch, a stop) with
+ *     it. They run on voffload_run's worker thread (src/io/offload.c) while
+ *     the caller runs the reactor, so every other LUN's I/O goes on.
  *     The worker touches only its job: a new rdev nobody else reaches until
  *     the open returns (*out is set afterwards, on the reactor's thread), the
  *     caller's conf, or the image handle (librbd takes a resize from one thread
@@ -521,10 +526,13 @@ static const struct vblk_ops rdev_ops = {
 
 /* ------------------------------------------------------------------- open */
 
-/* mount_timeout: client_mount_timeout in s (how long a connect waits for the
- * monitors): 30 for every client but a fenced store's look client (5). */
+/* mount_max: at most this many s for the connect (client_mount_timeout: how long
+ * it waits for the monitors): the conf's op_timeout, shorter for a fenced store's
+ * look client (VBLK_RBD_LOOK_MOUNT_TIMEOUT). The same op_timeout bounds every
+ * later monitor command (a lock break's blocklist) and OSD request (lock, watch,
+ * metadata, I/O) of the client: docs/ceph.md "A cluster that does not answer". */
 static int connect_cluster_timeout(const struct vblk_rbd_conf *conf, const char *pool,
-				   rados_t *cl, rados_ioctx_t *io, const char *mount_timeout)
+				   rados_t *cl, rados_ioctx_t *io, unsigned mount_max)
 {
 	const char *id = conf && conf->client_id ? conf->client_id : NULL;
 	int rc = rados_create(cl, id);
@@ -548,7 +556,13 @@ static int connect_cluster_timeout(const struct vblk_rbd_conf *conf, const char 
 	 * here, so the fence does not depend on the cluster's configuration */
 	if ((rc = rados_conf_set(*cl, "rbd_blocklist_on_break_lock", "true")) < 0)
 		return rc;
-	if ((rc = rados_conf_set(*cl, "client_mount_timeout", mount_timeout)) < 0)
+	unsigned op = conf && conf->op_timeout ? conf->op_timeout : VBLK_RBD_OP_TIMEOUT_DEFAULT;
+	char opv[16], mountv[16];
+	snprintf(opv, sizeof(opv), "%u", op);
+	snprintf(mountv, sizeof(mountv), "%u", op < mount_max ? op : mount_max);
+	if ((rc = rados_conf_set(*cl, "client_mount_timeout", mountv)) < 0 ||
+	    (rc = rados_conf_set(*cl, "rados_mon_op_timeout", opv)) < 0 ||
+	    (rc = rados_conf_set(*cl, "rados_osd_op_timeout", opv)) < 0)
 		return rc;
 	if ((rc = rados_connect(*cl)) < 0) {
 		fprintf(stderr, "vblk_rbd: cannot connect to the Ceph cluster: %s\n", strerror(-rc));
@@ -563,7 +577,7 @@ static int connect_cluster_timeout(const struct vblk_rbd_conf *conf, const char 
 static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, rados_t *cl,
 			   rados_ioctx_t *io)
 {
-	return connect_cluster_timeout(conf, pool, cl, io, "30");
+	return connect_cluster_timeout(conf, pool, cl, io, VBLK_RBD_OP_TIMEOUT_MAX);
 }
 
 /*
@@ -708,6 +722,36 @@ static void alua_unfence(struct rdev *d, unsigned g)
 	int rc = metadata_remove_raw(d, key);
 	if (rc < 0)
 		vlog_warn(d->name, "cannot remove %s from the image: %s", key, strerror(-rc));
+}
+
+/* The holder's removal of stale fenced marks (vblk_rbd_alua_mark_stale: groups
+ * outside its [alua] group and peers), after its record is written. One list of
+ * up to 64 marks per open (more are removed at the next opens); failures are
+ * logged: a stale mark left only crowds the list, as before. */
+static void alua_prune_stale(struct rdev *d, const struct vblk_rbd_conf *conf)
+{
+	if (!conf || !conf->alua_n_peers || !conf->alua_peers)
+		return;
+	size_t kl = 4096, vl = 1024;
+	char *keys = malloc(kl), *vals = malloc(vl);
+	int rc = keys && vals ? rbd_metadata_list(d->img, VBLK_RBD_ALUA_FENCED_KEY, 64, keys, &kl,
+						   vals, &vl)
+			      : -ENOMEM;
+	for (size_t k = 0; rc == 0 && k < kl && keys[k]; k += strlen(keys + k) + 1) {
+		if (strnlen(keys + k, kl - k) == kl - k)
+			break; /* not NUL-terminated: the list's end */
+		if (!vblk_rbd_alua_mark_stale(keys + k, conf->alua_group, conf->alua_peers,
+					      conf->alua_n_peers))
+			continue;
+		rc = metadata_remove_raw(d, keys + k);
+		if (rc == 0)
+			vlog_info(d->name, "removed the stale ALUA mark %s (no gateway of [alua] "
+				  "group and peers answers for that group)", keys + k);
+	}
+	if (rc < 0)
+		vlog_warn(d->name, "cannot remove stale ALUA marks: %s", strerror(-rc));
+	free(keys);
+	free(vals);
 }
 
 /* The lock holder's part of the shared ALUA record (rbd_owner.h), right after
@@ -894,6 +938,7 @@ refused:
 		d->self_owner[0] = '\0'; /* not known: the watch then relies on the blocklist */
 	owner_set(d, j->conf);
 	alua_record_owner(d, own, broken);
+	alua_prune_stale(d, j->conf);
 	if ((rc = rbd_get_size(d->img, &j->size)) < 0 ||
 	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
 	    (rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD)) < 0) {
@@ -937,7 +982,7 @@ static int open_readonly_blocking(void *arg)
 
 /* Open j's image with fn on the offload worker (librados' and librbd's calls
  * block for seconds: mon and OSD round trips, a cluster that does not answer
- * within client_mount_timeout, 30 s) while r serves everything else. */
+ * within [ceph] op_timeout, 30 s by default) while r serves everything else. */
 static int open_offloaded(struct vreactor *r, struct open_job *j, voffload_fn fn,
 			  struct vblk **out)
 {
@@ -954,6 +999,8 @@ static int open_offloaded(struct vreactor *r, struct open_job *j, voffload_fn fn
 		free_rdev(d);
 		return -ENOMEM;
 	}
+	if (c)
+		d->look_conf.op_timeout = c->op_timeout;
 	int rc = voffload_run(r, fn, j);
 	if (rc < 0) {
 		free_rdev(d);

@@ -14,6 +14,11 @@
  * test_owner_past_stale_marks: twelve stale fenced marks (groups 100..111,
  * which sort before "vaaid.alua.owner") do not hide the owner from
  * vblk_rbd_alua_get (red when the owner is read from the bounded list alone).
+ * test_owner_prunes_stale_marks: the same twelve stale marks and a peer's
+ * (group 2); a holder of group 5 with peers 2 and 6 removes the twelve at
+ * open (groups no gateway of its deployment answers for) and keeps the peer's:
+ * the record then reads owner 5, fenced {2} (red without the removal: the
+ * twelve stay and crowd the list, fenced.2 sorting past its bound).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -186,6 +191,46 @@ static void test_owner_past_stale_marks(void **state)
 	rados_shutdown(cl);
 }
 
+static void test_owner_prunes_stale_marks(void **state)
+{
+	(void)state;
+	rados_t cl;
+	rados_ioctx_t io;
+	connect_rbd(&cl, &io);
+	char img_name[64], sp[96];
+	snprintf(img_name, sizeof(img_name), "%s-prune", image);
+	snprintf(sp, sizeof(sp), "rbd:rbd/%s", img_name);
+	rbd_remove(io, img_name);
+	int order = 20;
+	assert_int_equal(rbd_create(io, img_name, 16u << 20, &order), 0);
+	rbd_image_t img;
+	assert_int_equal(rbd_open(io, img_name, &img, NULL), 0);
+	for (unsigned g = 100; g < 112; g++) {
+		char k[64];
+		snprintf(k, sizeof(k), VBLK_RBD_ALUA_FENCED_KEY "%u", g);
+		assert_int_equal(rbd_metadata_set(img, k, "9"), 0);
+	}
+	assert_int_equal(rbd_metadata_set(img, VBLK_RBD_ALUA_FENCED_KEY "2", "6"), 0);
+	assert_int_equal(rbd_close(img), 0);
+	struct vreactor *r;
+	assert_int_equal(vreactor_create(64, &r), 0);
+	const uint16_t peers[] = {2, 6};
+	struct vblk_rbd_conf c = {.conf_path = getenv("CEPH_CONF"), .alua_group = 5,
+				  .alua_peers = peers, .alua_n_peers = 2};
+	struct vblk *b;
+	assert_int_equal(vblk_rbd_open(r, sp, &c, 0, &b), 0); /* writes owner 5, prunes */
+	struct vblk_rbd_alua rec;
+	assert_int_equal(vblk_rbd_alua_get(b, &rec), 0);
+	assert_int_equal(rec.owner, 5);
+	assert_int_equal(rec.n_fenced, 1); /* the peer's mark only */
+	assert_int_equal(rec.fenced[0], 2);
+	vblk_close(b);
+	vreactor_destroy(r);
+	rbd_remove(io, img_name);
+	rados_ioctx_destroy(io);
+	rados_shutdown(cl);
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -199,7 +244,8 @@ int main(int argc, char **argv)
 	snprintf(image, sizeof(image), "unfence-%d", (int)getpid());
 	snprintf(spec, sizeof(spec), "rbd:rbd/%s", image);
 	const struct CMUnitTest tests[] = {cmocka_unit_test_teardown(test_standby_unfence_keeps_lock, teardown),
-					   cmocka_unit_test(test_owner_past_stale_marks)};
+					   cmocka_unit_test(test_owner_past_stale_marks),
+					   cmocka_unit_test(test_owner_prunes_stale_marks)};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	vblk_rbd_remove(spec, NULL);
 	return rc;

@@ -80,7 +80,8 @@ static void test_every_key(void **state)
 			      "[ceph]\n"
 			      "conf = /etc/ceph/site.conf\n"
 			      "client_id = vaaid.gw1\n"
-			      "keyring = /etc/ceph/ceph.client.vaaid.keyring\n",
+			      "keyring = /etc/ceph/ceph.client.vaaid.keyring\n"
+			      "op_timeout = 3600\n",
 			      &c, err, sizeof(err)),
 			 0);
 	assert_string_equal(c.pools[2].path, "rbd:vaai/ds1.pool");
@@ -103,6 +104,7 @@ static void test_every_key(void **state)
 	assert_int_equal(vd_handler_claim(&c.tcmu, "vaaibb"), VD_HANDLER_REFUSE);
 	assert_string_equal(c.ceph.client_id, "vaaid.gw1");
 	assert_string_equal(c.ceph.keyring, "/etc/ceph/ceph.client.vaaid.keyring");
+	assert_int_equal(c.ceph.op_timeout, 3600);
 	assert_string_equal(c.state_dir, "/srv/vaaid");
 	assert_string_equal(c.control_socket, "/run/v/ctl");
 	assert_int_equal(c.soft_threshold, 90);
@@ -183,6 +185,9 @@ static void test_bad_files(void **state)
 	refused("[ceph]\nkeyring = k\n", 2, "[ceph] keyring 'k' must be an absolute path");
 	refused("[ceph]\nclient_id = a b\n", 2, "[ceph] client_id 'a b' is not a name");
 	refused("[ceph]\nmon_host = 1.2.3.4\n", 2, "unknown key 'mon_host' in [ceph]");
+	refused("[ceph]\nop_timeout = 0\n", 2, "[ceph] op_timeout '0' must be seconds, 1..3600");
+	refused("[ceph]\nop_timeout = 3601\n", 2, "[ceph] op_timeout '3601' must be seconds");
+	refused("[ceph]\nop_timeout = 5s\n", 2, "[ceph] op_timeout '5s' must be seconds");
 	refused("[pool ../etc]\npath = /x\n", 2, "bad pool name '../etc'");
 	refused("[daemon]\nthis is not a key value line\n", 2, "syntax error");
 	refused("[metrics]\nlisten = localhost:9612\n", 2, "[metrics] listen 'localhost:9612' is not ADDRESS:PORT");
@@ -283,7 +288,7 @@ static void test_shipped_file(void **state)
 	char text[16384] = "", line[512];
 	static const char *const keys[] = {"state_dir", "control_socket", "log_level",
 		"soft_threshold", "default_pool_size", "xcopy_scope", "whole_granule_writes",
-		"group_flush", "path", "size", "extent", "listen", "group", "peers", "handler", "leave"};
+		"group_flush", "path", "size", "extent", "listen", "group", "peers", "handler", "leave", "op_timeout"};
 	bool seen[sizeof(keys) / sizeof(keys[0])] = {false};
 	while (fgets(line, sizeof(line), f)) {
 		const char *l = line;
@@ -323,7 +328,9 @@ static void test_shipped_file(void **state)
 	assert_string_equal(c.ceph.conf, "/etc/ceph/ceph.conf");
 	assert_string_equal(c.ceph.client_id, "vaaid");
 	assert_string_equal(c.ceph.keyring, "/etc/ceph/ceph.client.vaaid.keyring");
-	memset(&c.ceph, 0, sizeof(c.ceph));
+	assert_int_equal(d.ceph.op_timeout, VBLK_RBD_OP_TIMEOUT_DEFAULT); /* the example shows the default */
+	assert_int_equal(c.ceph.op_timeout, d.ceph.op_timeout);
+	c.ceph = d.ceph;
 	/* the example's [alua]: none by default */
 	assert_int_equal(d.alua.group, 0);
 	assert_int_equal(c.alua.group, 1);

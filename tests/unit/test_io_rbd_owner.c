@@ -201,6 +201,29 @@ static void test_alua_record_parse(void **state)
 
 /* The look client's back-off: 2, 4, 8, 16 looks skipped after 1..4 failures in a
  * row, then the cap (2 min of 5 s periods) for good; nothing without a failure. */
+/* Stale fenced marks (vblk_rbd_alua_mark_stale): only marks of groups outside the
+ * holder's group and peers, and only when the peers are known. */
+static void test_alua_mark_stale(void **state)
+{
+	(void)state;
+	const uint16_t peers[] = {2, 3};
+	assert_true(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, peers, 2));
+	assert_true(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "65535", 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "2", 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "3", 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "1", 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, peers, 0));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, NULL, 2));
+	/* not marks this code writes: left alone */
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_OWNER_KEY, 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_OWNER_KEY, 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "0", 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "65536", 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "07", 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "", 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(NULL, 1, peers, 2));
+}
+
 static void test_look_backoff(void **state)
 {
 	(void)state;
@@ -224,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_addr_is_local),
 		cmocka_unit_test(test_alua_record_parse),
 		cmocka_unit_test(test_look_backoff),
+		cmocka_unit_test(test_alua_mark_stale),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,23 @@
 #include "print.h"
 #include "top.h"
 
+/* All of buf, with send(MSG_NOSIGNAL): a daemon that closed the connection early
+ * (stopping, or refusing) gives EPIPE and a message, not a SIGPIPE that kills
+ * vaaictl silently. 0 or -1 (errno set). */
+static int send_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 static int request(const char *sock, const char *line, json_object **out, char *why, size_t wl,
 		   unsigned timeout_ms)
 {
@@ -53,7 +70,7 @@ static int request(const char *sock, const char *line, json_object **out, char *
 		return 3;
 	}
 	size_t len = strlen(line);
-	if (write(fd, line, len) != (ssize_t)len || write(fd, "\n", 1) != 1) {
+	if (send_all(fd, line, len) < 0 || send_all(fd, "\n", 1) < 0) {
 		snprintf(why, wl, "write to %s: %s", sock, strerror(errno));
 		close(fd);
 		return 3;

@@ -64,6 +64,10 @@
 #include <unistd.h>
 
 #define SIMK_MAX_ID 0xFFFFu
+/* The command table starts this long and doubles when an id reaches its end
+ * (ids are handed out in order, so a LUN given few commands never pays for
+ * 65,536 slots: a fresh simk per fuzz input was a 2 MiB calloc). */
+#define SIMK_CMDS_FIRST 256u
 #define BLK TCMU_ABI_DATA_BLK
 
 struct simk_cmd {
@@ -86,13 +90,31 @@ struct simk {
 	uint32_t head;           /* cmd_head (this side is its only writer) */
 	uint32_t last_cleaned;
 	uint32_t *slot_len;      /* len_op written at ring position i*8 (0: none) */
-	struct simk_cmd *cmds;   /* indexed by cmd_id */
+	struct simk_cmd *cmds;   /* indexed by cmd_id; ids below n_cmds (grown on demand) */
+	uint32_t n_cmds;
 	uint32_t next_id;
 	uint32_t top_id;         /* highest id ever handed out (destroy looks no further) */
 	unsigned inflight;
 	bool rung;               /* doorbell seen, completions not all walked yet */
 	bool broken;
 };
+
+/* Make the command table hold id (doubling; the new slots zeroed). */
+static int grow_cmds(struct simk *k, uint32_t id)
+{
+	uint32_t n = k->n_cmds;
+	while (n <= id)
+		n *= 2;
+	if (n > SIMK_MAX_ID + 1)
+		n = SIMK_MAX_ID + 1;
+	struct simk_cmd *c = realloc(k->cmds, sizeof(*c) * n);
+	if (!c)
+		return -ENOMEM;
+	memset(c + k->n_cmds, 0, sizeof(*c) * (n - k->n_cmds));
+	k->cmds = c;
+	k->n_cmds = n;
+	return 0;
+}
 
 static uint8_t *ring_at(const struct simk *k, uint32_t pos)
 {
@@ -123,7 +145,8 @@ int simk_create(size_t cmdr_size, size_t data_size, struct simk **out)
 
 	k->free_blk = malloc(sizeof(uint32_t) * k->nblocks);
 	k->slot_len = calloc(k->ring_size / TCMU_ABI_ALIGN, sizeof(uint32_t));
-	k->cmds = calloc(SIMK_MAX_ID + 1, sizeof(*k->cmds));
+	k->n_cmds = SIMK_CMDS_FIRST;
+	k->cmds = calloc(k->n_cmds, sizeof(*k->cmds));
 	if (!k->free_blk || !k->slot_len || !k->cmds)
 		goto fail;
 	/* Pop order 0,1,3,2, 4,5,7,6, ...: runs of two, never one run. */
@@ -257,11 +280,13 @@ int simk_submit(struct simk *k, const uint8_t *cdb, size_t cdb_len, const void *
 
 	/* Command id: cyclic over 1..65535. */
 	uint32_t id = k->next_id;
-	for (uint32_t tries = 0; k->cmds[id].inflight; tries++) {
+	for (uint32_t tries = 0; id < k->n_cmds && k->cmds[id].inflight; tries++) {
 		if (tries == SIMK_MAX_ID)
 			return -EAGAIN;
 		id = id == SIMK_MAX_ID ? 1 : id + 1;
 	}
+	if (id >= k->n_cmds && grow_cmds(k, id) < 0)
+		return -ENOMEM;
 	k->next_id = id == SIMK_MAX_ID ? 1 : id + 1;
 	if (id > k->top_id)
 		k->top_id = id;
@@ -397,8 +422,8 @@ static int walk_completions(struct simk *k, struct simk_result *res, unsigned ma
 
 		struct tcmu_cmd_entry ent;
 		tcmu_abi_copy_in(&ent, ring_at(k, pos), sizeof(ent));
-		struct simk_cmd *c = &k->cmds[ent.hdr.cmd_id];
-		if (ent.hdr.cmd_id == 0 || !c->inflight || (ent.hdr.uflags & TCMU_UFLAG_KEEP_BUF)) {
+		struct simk_cmd *c = ent.hdr.cmd_id < k->n_cmds ? &k->cmds[ent.hdr.cmd_id] : NULL;
+		if (ent.hdr.cmd_id == 0 || !c || !c->inflight || (ent.hdr.uflags & TCMU_UFLAG_KEEP_BUF)) {
 			err = -EPROTO; /* unknown id, second completion, KEEP_BUF */
 			goto out;
 		}

@@ -4,8 +4,12 @@
  * How this works:
  *   - Two images of the whole device: "visible" (what reads return: every
  *     write applied at submission, in submission order) and "durable" (what
- *     survives a power loss). Both are calloc'd, so untouched pages cost
- *     nothing.
+ *     survives a power loss). Both are anonymous mappings (img_map), so
+ *     untouched pages cost nothing; not malloc'd, because under ASan an
+ *     allocation that large is a fresh mapping whose shadow is written at
+ *     allocation and again at free (a fuzz target makes and drops a device per
+ *     input: a third of its page faults). A PROT_NONE page after each image
+ *     keeps an overrun a fault.
  *   - Every write is also kept in a pending list (seq order) with a copy of
  *     its data until it becomes durable: a DSYNC write when its callback runs;
  *     any write whose callback ran before a flush was submitted, when that
@@ -58,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,6 +105,7 @@ struct cs_comp { /* a completion waiting for delivery */
 struct csdev {
 	struct vblk b;
 	uint8_t *visible, *durable;
+	size_t vis_cap, dur_cap; /* their sizes (img_map); b.size may lag after a failed grow */
 	char *path; /* NULL: memory only */
 	struct pwrite *p_head, *p_tail;
 	size_t npending;
@@ -654,6 +660,46 @@ static int meta_add(struct csdev *d, bool grow, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* An image: zero pages, then one PROT_NONE page (so an overrun faults). */
+static size_t img_len(size_t size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	return (size + pg - 1) / pg * pg + pg;
+}
+
+static uint8_t *img_map(size_t size)
+{
+	size_t len = img_len(size), pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mprotect(p + len - pg, pg, PROT_NONE) < 0) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
+static void img_unmap(uint8_t *p, size_t size)
+{
+	if (p)
+		munmap(p, img_len(size));
+}
+
+static int img_grow(uint8_t **img, size_t *cap, uint64_t new_size)
+{
+	if (new_size <= *cap) /* grown already by a grow that failed later */
+		return 0;
+	uint8_t *p = img_map((size_t)new_size);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, *img, *cap);
+	img_unmap(*img, *cap);
+	*img = p;
+	*cap = (size_t)new_size;
+	return 0;
+}
+
 static int grow_image(uint8_t **img, uint64_t old_size, uint64_t new_size)
 {
 	uint8_t *p = realloc(*img, new_size);
@@ -675,9 +721,9 @@ static int cs_grow(struct vblk *b, uint64_t new_size)
 		return -EINVAL;
 	if (new_size == b->size)
 		return 0;
-	int rc = grow_image(&d->visible, b->size, new_size);
+	int rc = img_grow(&d->visible, &d->vis_cap, new_size);
 	if (rc == 0)
-		rc = grow_image(&d->durable, b->size, new_size);
+		rc = img_grow(&d->durable, &d->dur_cap, new_size);
 	if (rc == 0)
 		rc = grow_image(&d->mapped, map_bytes(b->size), map_bytes(new_size));
 	if (rc == 0)
@@ -789,8 +835,8 @@ static void cs_free(struct csdev *d)
 	comps_free_all(d);
 	meta_free_all(d);
 	free(d->mapped);
-	free(d->visible);
-	free(d->durable);
+	img_unmap(d->visible, d->vis_cap);
+	img_unmap(d->durable, d->dur_cap);
 	free(d->path);
 	free(d);
 }
@@ -827,8 +873,10 @@ static int cs_new(struct vreactor *r, uint64_t size, uint64_t seed, struct csdev
 	struct csdev *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->visible = calloc(1, (size_t)size);
-	d->durable = calloc(1, (size_t)size);
+	d->visible = img_map((size_t)size);
+	d->durable = img_map((size_t)size);
+	d->vis_cap = d->visible ? (size_t)size : 0;
+	d->dur_cap = d->durable ? (size_t)size : 0;
 	d->mapped = calloc(1, (size_t)map_bytes(size));
 	d->dur_size = size;
 	if (!d->visible || !d->durable || !d->mapped) {

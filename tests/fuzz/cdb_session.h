@@ -29,6 +29,7 @@
 #define CS_VOL1_BYTES (16u << 20)
 #define CS_THRESHOLD_PCT 40
 #define CS_GUARD_BYTES (64u << 10)
+#define CS_READBACK (64u << 10) /* cs_close reads LUNs 0 and 2 back in pieces this large */
 /* In an EXTENDED COPY parameter list, an identification CSCD descriptor whose
  * designator is CS_NAA_LUN(n) 16 times names LUN n: cs_cmd puts that LUN's NAA
  * (random per pool) there, so that inputs reproduce. */
@@ -49,7 +50,7 @@ struct cdb_session {
 	struct cs_pending batch[CS_BATCH_MAX];
 	unsigned n_batch;
 	uint8_t naa[3][16];
-	uint8_t *guard, *back;
+	uint8_t *guard, *back; /* back: CS_READBACK bytes */
 	struct cdb_model m;
 	bool verbose; /* VAAID_FUZZ_VERBOSE: every answer on stderr */
 	int last_status; /* of the last answer checked */

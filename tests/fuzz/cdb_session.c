@@ -216,13 +216,17 @@ void cs_flush(struct cdb_session *s)
 		if (conflict[i] && fp[i].mod)
 			cm_set_unknown(&s->m, fp[i].lba, fp[i].n);
 		simhost_result_free(&res[i]);
-		free(s->batch[i].out);
+		if (s->batch[i].out_owned)
+			free(s->batch[i].out);
 	}
 	s->n_batch = 0;
 }
 
-int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
-	     const uint8_t *out, size_t out_len, size_t in_len)
+/* Submit one command. borrow: out stays the caller's (cs_cmd: it lives until the
+ * command is checked; the NAAs are put into it); else it is copied (cs_queue: the
+ * caller may reuse its buffer while the command is in flight). */
+static int queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
+		 uint8_t *out, size_t out_len, size_t in_len, bool borrow)
 {
 	if (s->n_batch == CS_BATCH_MAX)
 		cs_flush(s);
@@ -233,21 +237,26 @@ int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
 	memcpy(c->cdb, cdb, c->cdb_len);
 	c->in_len = in_len;
 	if (out_len) {
-		c->out = malloc(out_len);
+		c->out = borrow ? out : malloc(out_len);
 		if (!c->out)
 			abort();
-		memcpy(c->out, out, out_len);
+		if (!borrow)
+			memcpy(c->out, out, out_len);
+		c->out_owned = !borrow;
 		c->out_len = out_len;
 		if (cdb[0] == 0x83)
 			xcopy_naas(c->out, out_len, s->naa);
 	}
 	int rc = simhost_submit(s->h, lun, c->cdb, c->cdb_len, c->out, out_len, in_len, &c->tag);
 	if (rc == -EAGAIN && s->n_batch) { /* the ring or its data area is full: drain first */
+		if (c->out_owned)
+			free(c->out);
 		cs_flush(s);
-		return cs_queue(s, lun, cdb, cdb_len, out, out_len, in_len);
+		return queue(s, lun, cdb, cdb_len, out, out_len, in_len, borrow);
 	}
 	if (rc == -EINVAL || rc == -E2BIG) { /* not queued, as LIO would not: nothing to check */
-		free(c->out);
+		if (c->out_owned)
+			free(c->out);
 		return -1;
 	}
 	if (rc < 0)
@@ -256,10 +265,16 @@ int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
 	return 0;
 }
 
+int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
+	     const uint8_t *out, size_t out_len, size_t in_len)
+{
+	return queue(s, lun, cdb, cdb_len, (uint8_t *)out, out_len, in_len, false);
+}
+
 int cs_cmd(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len, uint8_t *out,
 	   size_t out_len, size_t in_len)
 {
-	if (cs_queue(s, lun, cdb, cdb_len, out, out_len, in_len) < 0)
+	if (queue(s, lun, cdb, cdb_len, out, out_len, in_len, true) < 0)
 		return -1;
 	cs_flush(s);
 	return s->last_status;

@@ -41,7 +41,8 @@ struct cs_pending { /* a command queued and not yet answered */
 	int lun;
 	uint8_t cdb[16];
 	size_t cdb_len, out_len, in_len;
-	uint8_t *out; /* a copy (NAAs put in) */
+	uint8_t *out; /* NAAs put in: a copy (cs_queue) or cs_cmd's own buffer */
+	bool out_owned; /* out is the copy: freed when checked */
 	uint64_t tag;
 };
 

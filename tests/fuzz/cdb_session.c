@@ -83,15 +83,35 @@ static void xcopy_naas(uint8_t *out, size_t out_len, uint8_t naa[3][16])
 	}
 }
 
-void cs_open(struct cdb_session *s)
+/* The first input's scratch: made once; later inputs reset what they changed. */
+static void scratch_init(struct cs_scratch *x)
+{
+	if (vblk_cs_images_new(CS_POOL_BYTES, &x->images) < 0)
+		abort();
+	x->guard = malloc(CS_GUARD_BYTES);
+	x->back = malloc(CS_READBACK);
+	if (!x->guard || !x->back || cm_init(&x->m, CS_VOL_BYTES / CM_BS) < 0)
+		abort();
+	guard_pattern(x->guard, CS_GUARD_BYTES);
+	x->ready = true;
+}
+
+void cs_open(struct cdb_session *s, struct cs_scratch *x)
 {
 	char err[256];
 	struct vpool_params prm = {.extent_size = 64u << 10, .journal_size = 576u << 10};
 	memset(s, 0, sizeof(*s));
 	s->verbose = getenv("VAAID_FUZZ_VERBOSE") != NULL;
-	/* In memory only: nothing to remove, nothing left behind by a crash. */
-	if (simhost_create_pool("fuzz-cdb", 8u << 20, &prm, SIMHOST_IO_CRASHSIM_MEM, 1, &s->h, err,
-				sizeof(err))) {
+	if (!x->ready)
+		scratch_init(x);
+	else
+		cm_reset(&x->m); /* all zeros, KNOWN: as cm_init */
+	s->m = &x->m;
+	s->guard = x->guard;
+	s->back = x->back;
+	/* In memory only: nothing to remove, nothing left behind by a crash; the
+	 * crashsim images are the scratch's (zeros again after every pool). */
+	if (simhost_create_pool_on("fuzz-cdb", &prm, x->images, 1, &s->h, err, sizeof(err))) {
 		fprintf(stderr, "fuzz (SCSI): pool: %s\n", err);
 		abort();
 	}
@@ -105,11 +125,6 @@ void cs_open(struct cdb_session *s)
 		cs_fail("setting up the LUNs failed", NULL, 0);
 	if (simhost_set_threshold(h, CS_THRESHOLD_PCT))
 		cs_fail("setting the soft threshold failed", NULL, 0);
-	s->guard = malloc(CS_GUARD_BYTES);
-	s->back = malloc(CS_READBACK);
-	if (!s->guard || !s->back || cm_init(&s->m, CS_VOL_BYTES / CM_BS) < 0)
-		abort();
-	guard_pattern(s->guard, CS_GUARD_BYTES);
 	/* Setting the threshold posted MODE PARAMETERS CHANGED (SBC-4 6.5.7) to every LUN:
 	 * taken here with TEST UNIT READY, so that an input's first command runs */
 	uint8_t cdb[16] = {0};
@@ -149,19 +164,19 @@ static void check_one(struct cdb_session *s, const struct cs_pending *c,
 	if (c->lun == 0 && !conflict && r->r.status == SAM_STAT_GOOD && cm_rw_range(cdb, &lba, &nb) &&
 	    (cdb[0] == 0x08 || cdb[0] == 0x28 || cdb[0] == 0xA8 || cdb[0] == 0x88) &&
 	    r->r.data_in && r->r.data_in_len == nb * CM_BS &&
-	    cm_check(&s->m, lba, nb, r->r.data_in, &bad) < 0) {
+	    cm_check(s->m, lba, nb, r->r.data_in, &bad) < 0) {
 		snprintf(why, sizeof(why), "a GOOD READ returned block %llu other than written",
 			 (unsigned long long)bad);
 		cs_fail(why, cdb, c->cdb_len);
 	}
-	const char *caw = c->lun == 0 && !conflict ? cm_caw_check(&s->m, cdb, c->out, c->out_len, &r->r)
+	const char *caw = c->lun == 0 && !conflict ? cm_caw_check(s->m, cdb, c->out, c->out_len, &r->r)
 						    : NULL;
 	if (caw)
 		cs_fail(caw, cdb, c->cdb_len);
 	if (!conflict && cdb[0] == 0x83 && r->r.status == SAM_STAT_GOOD) /* received by any LUN */
-		cm_xcopy(&s->m, cdb, c->out, c->out_len, s->naa[0], &s->naa[1], 2);
+		cm_xcopy(s->m, cdb, c->out, c->out_len, s->naa[0], &s->naa[1], 2);
 	else if (!conflict && (c->lun == 0 || cdb[0] == 0x83)) /* a copy on LUN 1 may write LUN 0 */
-		cm_apply(&s->m, cdb, c->out, c->out_len, &r->r);
+		cm_apply(s->m, cdb, c->out, c->out_len, &r->r);
 	s->last_status = r->r.status;
 	free(s->last_in);
 	s->last_in = NULL;
@@ -203,7 +218,7 @@ void cs_flush(struct cdb_session *s)
 	struct { bool has, mod; uint64_t lba, n; } fp[CS_BATCH_MAX];
 	bool conflict[CS_BATCH_MAX] = {false};
 	for (unsigned i = 0; i < n; i++)
-		fp[i].has = cm_footprint(&s->m, s->batch[i].lun, s->batch[i].cdb, &fp[i].mod,
+		fp[i].has = cm_footprint(s->m, s->batch[i].lun, s->batch[i].cdb, &fp[i].mod,
 					 &fp[i].lba, &fp[i].n);
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = i + 1; j < n; j++)
@@ -214,7 +229,7 @@ void cs_flush(struct cdb_session *s)
 		check_one(s, &s->batch[i], &res[i], conflict[i]);
 	for (unsigned i = 0; i < n; i++) {
 		if (conflict[i] && fp[i].mod)
-			cm_set_unknown(&s->m, fp[i].lba, fp[i].n);
+			cm_set_unknown(s->m, fp[i].lba, fp[i].n);
 		simhost_result_free(&res[i]);
 		if (s->batch[i].out_owned)
 			free(s->batch[i].out);
@@ -295,7 +310,7 @@ void cs_close(struct cdb_session *s)
 	for (uint32_t off = 0; off < CS_VOL_BYTES; off += CS_READBACK) {
 		if (read_lun(s->h, 0, 512, off, CS_READBACK, s->back) < 0)
 			cs_fail("LUN 0 cannot be read back", NULL, 0);
-		if (cm_check(&s->m, off / CM_BS, CS_READBACK / CM_BS, s->back, &bad) < 0) {
+		if (cm_check(s->m, off / CM_BS, CS_READBACK / CM_BS, s->back, &bad) < 0) {
 			char why[96];
 			snprintf(why, sizeof(why), "LUN 0 block %llu holds other data than the model",
 				 (unsigned long long)bad);
@@ -304,8 +319,5 @@ void cs_close(struct cdb_session *s)
 	}
 	if (simhost_close(s->h) != 0)
 		cs_fail("closing the pool failed", NULL, 0);
-	cm_free(&s->m);
 	free(s->last_in);
-	free(s->guard);
-	free(s->back);
 }

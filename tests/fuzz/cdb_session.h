@@ -25,6 +25,7 @@
 #include "cdb_model.h"
 #include "simhost.h"
 
+#define CS_POOL_BYTES (8u << 20)
 #define CS_VOL_BYTES (1u << 20)
 #define CS_VOL1_BYTES (16u << 20)
 #define CS_THRESHOLD_PCT 40
@@ -46,20 +47,35 @@ struct cs_pending { /* a command queued and not yet answered */
 	uint64_t tag;
 };
 
+/*
+ * What a target keeps across inputs (its static, given to every cs_open; made by
+ * the first): the pool's crashsim images (zeros again whenever a pool closes:
+ * vblk_crashsim_create_on), the model (reset by cs_open to cm_init's state), the
+ * guard pattern (constant) and the read-back buffer (written before it is
+ * read). So an input starts from the same state whatever ran before it, without
+ * fresh memory per input (under ASan every large allocation was fresh pages).
+ */
+struct cs_scratch {
+	bool ready;
+	struct vblk_cs_images *images;
+	uint8_t *guard, *back; /* back: CS_READBACK bytes */
+	struct cdb_model m;
+};
+
 struct cdb_session {
 	struct simhost *h;
 	struct cs_pending batch[CS_BATCH_MAX];
 	unsigned n_batch;
 	uint8_t naa[3][16];
-	uint8_t *guard, *back; /* back: CS_READBACK bytes */
-	struct cdb_model m;
+	uint8_t *guard, *back; /* the scratch's */
+	struct cdb_model *m;   /* the scratch's */
 	bool verbose; /* VAAID_FUZZ_VERBOSE: every answer on stderr */
 	int last_status; /* of the last answer checked */
 	uint8_t *last_in; /* its data-in (a copy; NULL when none) */
 	size_t last_in_len;
 };
 
-void cs_open(struct cdb_session *s);
+void cs_open(struct cdb_session *s, struct cs_scratch *x);
 /* Run one command (out: may be changed: NAA placeholders); the result's status
  * is returned (its data-in kept in last_in until the next answer), or -1 when the simulated kernel does not queue
  * it (a CDB longer than cdb_len says, a transfer past its data area), as LIO

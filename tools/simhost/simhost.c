@@ -86,6 +86,7 @@ struct simhost {
 	struct vblk *jdev; /* the pool's journal file (PATH.journal), or NULL */
 	struct vpool *pool;
 	struct hlun luns[SIMHOST_MAX_LUNS];
+	struct vblk_cs_images *images; /* simhost_create_pool_on: the store's (not ours) */
 	/* 1 + the highest LUN ever attached: the walks over luns[] stop there (the
 	 * table is 1.4 MiB; walking all of it touched ~350 pages per walk, and a
 	 * fuzz target makes a host per input) */
@@ -315,7 +316,11 @@ static void store_opened(struct simhost *h, struct vblk **out)
 static int open_store(struct simhost *h, const char *path, uint64_t create_size, struct vblk **out)
 {
 	int rc;
-	if (h->io == SIMHOST_IO_CRASHSIM_MEM) {
+	if (h->io == SIMHOST_IO_CRASHSIM_MEM && h->images && out == &h->dev) {
+		rc = create_size == vblk_cs_images_size(h->images)
+			     ? vblk_crashsim_create_on(h->r, h->images, h->seed, out)
+			     : -EINVAL;
+	} else if (h->io == SIMHOST_IO_CRASHSIM_MEM) {
 		rc = create_size ? vblk_crashsim_create_mem(h->r, create_size, h->seed, out)
 				 : -EOPNOTSUPP; /* nothing kept to open again */
 	} else if (crashsim(h)) {
@@ -526,13 +531,10 @@ static void setup_failed(struct simhost *h)
 	host_free(h);
 }
 
-int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_params *prm,
-			   bool journal_file, enum simhost_io io, uint64_t seed,
-			   struct simhost **out, char *err, size_t errlen)
+static int create_pool(struct simhost *h, const char *path, uint64_t size,
+		       const struct vpool_params *prm, bool journal_file, struct simhost **out,
+		       char *err, size_t errlen)
 {
-	struct simhost *h = host_new(path, io, seed);
-	if (!h)
-		return -ENOMEM;
 	struct vpool_params p = *prm;
 	p.size = size;
 	int rc = open_dev(h, size, journal_file ? vpool_journal_store_size(&p, size) : 0, err,
@@ -579,6 +581,29 @@ static int open_existing(struct simhost *h, unsigned flags, const char *verb, st
 	}
 	*out = h;
 	return 0;
+}
+
+int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_params *prm,
+			   bool journal_file, enum simhost_io io, uint64_t seed,
+			   struct simhost **out, char *err, size_t errlen)
+{
+	struct simhost *h = host_new(path, io, seed);
+	if (!h)
+		return -ENOMEM;
+	return create_pool(h, path, size, prm, journal_file, out, err, errlen);
+}
+
+int simhost_create_pool_on(const char *name, const struct vpool_params *prm,
+			   struct vblk_cs_images *images, uint64_t seed, struct simhost **out,
+			   char *err, size_t errlen)
+{
+	if (!images)
+		return -EINVAL;
+	struct simhost *h = host_new(name, SIMHOST_IO_CRASHSIM_MEM, seed);
+	if (!h)
+		return -ENOMEM;
+	h->images = images;
+	return create_pool(h, name, vblk_cs_images_size(images), prm, false, out, err, errlen);
 }
 
 int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,

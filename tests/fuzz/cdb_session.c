@@ -106,6 +106,7 @@ void cs_open(struct cdb_session *s, struct cs_scratch *x)
 		scratch_init(x);
 	else
 		cm_reset(&x->m); /* all zeros, KNOWN: as cm_init */
+	s->x = x;
 	s->m = &x->m;
 	s->guard = x->guard;
 	s->back = x->back;
@@ -231,15 +232,14 @@ void cs_flush(struct cdb_session *s)
 		if (conflict[i] && fp[i].mod)
 			cm_set_unknown(s->m, fp[i].lba, fp[i].n);
 		simhost_result_free(&res[i]);
-		if (s->batch[i].out_owned)
-			free(s->batch[i].out);
 	}
 	s->n_batch = 0;
 }
 
 /* Submit one command. borrow: out stays the caller's (cs_cmd: it lives until the
- * command is checked; the NAAs are put into it); else it is copied (cs_queue: the
- * caller may reuse its buffer while the command is in flight). */
+ * command is checked; the NAAs are put into it); else it is copied into the
+ * scratch's buffer for its place in the batch (cs_queue: the caller may reuse its
+ * buffer while the command is in flight). */
 static int queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
 		 uint8_t *out, size_t out_len, size_t in_len, bool borrow)
 {
@@ -252,26 +252,27 @@ static int queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_
 	memcpy(c->cdb, cdb, c->cdb_len);
 	c->in_len = in_len;
 	if (out_len) {
-		c->out = borrow ? out : malloc(out_len);
-		if (!c->out)
-			abort();
+		struct cs_scratch *x = s->x;
+		unsigned k = s->n_batch; /* this command's slot while in flight */
+		if (!borrow && x->slot_cap[k] < out_len) {
+			free(x->slot[k]);
+			if (!(x->slot[k] = malloc(out_len)))
+				abort();
+			x->slot_cap[k] = out_len;
+		}
+		c->out = borrow ? out : x->slot[k];
 		if (!borrow)
 			memcpy(c->out, out, out_len);
-		c->out_owned = !borrow;
 		c->out_len = out_len;
 		if (cdb[0] == 0x83)
 			xcopy_naas(c->out, out_len, s->naa);
 	}
 	int rc = simhost_submit(s->h, lun, c->cdb, c->cdb_len, c->out, out_len, in_len, &c->tag);
 	if (rc == -EAGAIN && s->n_batch) { /* the ring or its data area is full: drain first */
-		if (c->out_owned)
-			free(c->out);
 		cs_flush(s);
 		return queue(s, lun, cdb, cdb_len, out, out_len, in_len, borrow);
 	}
 	if (rc == -EINVAL || rc == -E2BIG) { /* not queued, as LIO would not: nothing to check */
-		if (c->out_owned)
-			free(c->out);
 		return -1;
 	}
 	if (rc < 0)

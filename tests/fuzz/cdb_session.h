@@ -42,8 +42,8 @@ struct cs_pending { /* a command queued and not yet answered */
 	int lun;
 	uint8_t cdb[16];
 	size_t cdb_len, out_len, in_len;
-	uint8_t *out; /* NAAs put in: a copy (cs_queue) or cs_cmd's own buffer */
-	bool out_owned; /* out is the copy: freed when checked */
+	uint8_t *out; /* NAAs put in: cs_cmd's own buffer, or a copy (cs_queue) in
+		       * the scratch's slot[] of its place in the batch */
 	uint64_t tag;
 };
 
@@ -53,16 +53,20 @@ struct cs_pending { /* a command queued and not yet answered */
  * vblk_crashsim_create_on), the model (reset by cs_open to cm_init's state), the
  * guard pattern (constant) and the read-back buffer (written before it is
  * read). So an input starts from the same state whatever ran before it, without
- * fresh memory per input (under ASan every large allocation was fresh pages).
+ * fresh memory per input (under ASan every large allocation was fresh pages);
+ * the slots of cs_queue's data-out copies (written before they are read).
  */
 struct cs_scratch {
 	bool ready;
 	struct vblk_cs_images *images;
 	uint8_t *guard, *back; /* back: CS_READBACK bytes */
 	struct cdb_model m;
+	uint8_t *slot[CS_BATCH_MAX]; /* cs_queue's copies of data-out (rewritten per command) */
+	size_t slot_cap[CS_BATCH_MAX];
 };
 
 struct cdb_session {
+	struct cs_scratch *x;
 	struct simhost *h;
 	struct cs_pending batch[CS_BATCH_MAX];
 	unsigned n_batch;

@@ -318,6 +318,19 @@ int vblk_crashsim_open(struct vreactor *r, const char *path, uint64_t create_siz
 		       struct vblk **out);
 /* Purely in memory (no file); for tests. */
 int vblk_crashsim_create_mem(struct vreactor *r, uint64_t size, uint64_t seed, struct vblk **out);
+/*
+ * Images kept across crashsim devices (a fuzz target makes a device per input):
+ * vblk_crashsim_create_on makes a memory device of the set's size on them (one
+ * device at a time: -EBUSY), which starts as zeros like create_mem's; closing
+ * it zeroes the 4 KiB blocks it wrote, so the pages stay and the next device
+ * starts from zeros again. A device that grows takes copies of its own first.
+ */
+struct vblk_cs_images;
+int vblk_cs_images_new(uint64_t size, struct vblk_cs_images **out);
+void vblk_cs_images_free(struct vblk_cs_images *im); /* no device on it any more */
+uint64_t vblk_cs_images_size(const struct vblk_cs_images *im);
+int vblk_crashsim_create_on(struct vreactor *r, struct vblk_cs_images *im, uint64_t seed,
+			    struct vblk **out);
 /* In memory, its durable image starting as a copy of size bytes (as a file
  * holding them: zero 4 KiB blocks are holes); for tests and the fuzz targets. */
 int vblk_crashsim_create_image(struct vreactor *r, const uint8_t *bytes, uint64_t size,

@@ -4,8 +4,19 @@
  * How this works:
  *   - Two images of the whole device: "visible" (what reads return: every
  *     write applied at submission, in submission order) and "durable" (what
- *     survives a power loss). Both are calloc'd, so untouched pages cost
- *     nothing.
+ *     survives a power loss). Both are anonymous mappings (img_map), so
+ *     untouched pages cost nothing; not malloc'd, because under ASan an
+ *     allocation that large is a fresh mapping whose shadow is written at
+ *     allocation and again at free (a fuzz target makes and drops a device per
+ *     input: a third of its page faults). A PROT_NONE page after each image
+ *     keeps an overrun a fault. A device made on a vblk_cs_images (a pair of
+ *     images kept by the caller across devices: a fuzz target makes a device
+ *     per input) uses those instead: every write into either image marks its
+ *     4 KiB blocks in the set's dirty map (mark_dirty: the durable image only
+ *     ever changes where a write was), and closing the device
+ *     zeroes exactly the blocks marked, so the next device starts from zeros
+ *     as a fresh one does, without fresh pages (test_io_crashsim checks that
+ *     every kind of write is undone).
  *   - Every write is also kept in a pending list (seq order) with a copy of
  *     its data until it becomes durable: a DSYNC write when its callback runs;
  *     any write whose callback ran before a flush was submitted, when that
@@ -58,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,9 +109,19 @@ struct cs_comp { /* a completion waiting for delivery */
 	uint64_t alloc_off, alloc_len; /* CS_ALLOC */
 };
 
+/* Images kept across devices (the dirty map: a bit per CS_BLOCK written since reset). */
+struct vblk_cs_images {
+	uint8_t *visible, *durable;
+	uint64_t size;
+	uint8_t *dirty;
+	bool busy; /* a device uses them */
+};
+
 struct csdev {
 	struct vblk b;
+	struct vblk_cs_images *im; /* the images are im's (NULL: the device's own) */
 	uint8_t *visible, *durable;
+	size_t vis_cap, dur_cap; /* their sizes (img_map); b.size may lag after a failed grow */
 	char *path; /* NULL: memory only */
 	struct pwrite *p_head, *p_tail;
 	size_t npending;
@@ -230,6 +252,18 @@ static void meta_durable(struct csdev *d, uint64_t clock, uint64_t need_end)
 		*pp = m->next;
 		free(m);
 	}
+}
+
+/* Bytes [off, off+len) are written: with kept images, their blocks are zeroed at
+ * close. Called where bytes enter the device (cs_writev, create_image): whatever
+ * else changes an image (a write made durable, a crash's applied, torn or trashed
+ * sectors, injected garbage) changes bytes a write covered before. */
+static void mark_dirty(struct csdev *d, uint64_t off, uint64_t len)
+{
+	if (!d->im || !len)
+		return;
+	for (uint64_t blk = off / CS_BLOCK; blk <= (off + len - 1) / CS_BLOCK; blk++)
+		d->im->dirty[blk / 8] |= (uint8_t)(1u << (blk % 8));
 }
 
 static void make_durable(struct csdev *d, struct pwrite *pw)
@@ -592,6 +626,7 @@ static int cs_writev(struct vblk *b, const struct iovec *iov, int iovcnt, uint64
 	c->pw = pw;
 	pw->seq = ++d->seq;
 	pending_append(d, pw);
+	mark_dirty(d, off, pw->len);
 	memcpy(d->visible + off, pw->data, pw->len);
 	b->stats.write_ops++;
 	return 0;
@@ -654,6 +689,66 @@ static int meta_add(struct csdev *d, bool grow, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* Kept images back to zeros: the blocks marked dirty, and only those. */
+static void images_reset(struct vblk_cs_images *im)
+{
+	uint64_t nblk = (im->size + CS_BLOCK - 1) / CS_BLOCK;
+	for (uint64_t blk = 0; blk < nblk; blk++) {
+		if (!im->dirty[blk / 8]) {
+			blk |= 7; /* a byte of clean blocks */
+			continue;
+		}
+		if (!(im->dirty[blk / 8] & (1u << (blk % 8))))
+			continue;
+		uint64_t off = blk * CS_BLOCK;
+		size_t n = im->size - off < CS_BLOCK ? (size_t)(im->size - off) : CS_BLOCK;
+		memset(im->visible + off, 0, n);
+		memset(im->durable + off, 0, n);
+	}
+	memset(im->dirty, 0, (size_t)((nblk + 7) / 8));
+	im->busy = false;
+}
+
+/* An image: zero pages, then one PROT_NONE page (so an overrun faults). */
+static size_t img_len(size_t size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	return (size + pg - 1) / pg * pg + pg;
+}
+
+static uint8_t *img_map(size_t size)
+{
+	size_t len = img_len(size), pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mprotect(p + len - pg, pg, PROT_NONE) < 0) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
+static void img_unmap(uint8_t *p, size_t size)
+{
+	if (p)
+		munmap(p, img_len(size));
+}
+
+static int img_grow(uint8_t **img, size_t *cap, uint64_t new_size)
+{
+	if (new_size <= *cap) /* grown already by a grow that failed later */
+		return 0;
+	uint8_t *p = img_map((size_t)new_size);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, *img, *cap);
+	img_unmap(*img, *cap);
+	*img = p;
+	*cap = (size_t)new_size;
+	return 0;
+}
+
 static int grow_image(uint8_t **img, uint64_t old_size, uint64_t new_size)
 {
 	uint8_t *p = realloc(*img, new_size);
@@ -675,9 +770,23 @@ static int cs_grow(struct vblk *b, uint64_t new_size)
 		return -EINVAL;
 	if (new_size == b->size)
 		return 0;
-	int rc = grow_image(&d->visible, b->size, new_size);
+	if (d->im) { /* kept images do not grow: the device takes copies of its own */
+		uint8_t *v = img_map(d->vis_cap), *du = img_map(d->dur_cap);
+		if (!v || !du) {
+			img_unmap(v, d->vis_cap);
+			img_unmap(du, d->dur_cap);
+			return -ENOMEM;
+		}
+		memcpy(v, d->visible, d->vis_cap);
+		memcpy(du, d->durable, d->dur_cap);
+		images_reset(d->im);
+		d->im = NULL;
+		d->visible = v;
+		d->durable = du;
+	}
+	int rc = img_grow(&d->visible, &d->vis_cap, new_size);
 	if (rc == 0)
-		rc = grow_image(&d->durable, b->size, new_size);
+		rc = img_grow(&d->durable, &d->dur_cap, new_size);
 	if (rc == 0)
 		rc = grow_image(&d->mapped, map_bytes(b->size), map_bytes(new_size));
 	if (rc == 0)
@@ -789,8 +898,12 @@ static void cs_free(struct csdev *d)
 	comps_free_all(d);
 	meta_free_all(d);
 	free(d->mapped);
-	free(d->visible);
-	free(d->durable);
+	if (d->im) {
+		images_reset(d->im);
+		d->visible = d->durable = NULL;
+	}
+	img_unmap(d->visible, d->vis_cap);
+	img_unmap(d->durable, d->dur_cap);
 	free(d->path);
 	free(d);
 }
@@ -820,15 +933,24 @@ static const struct vblk_ops cs_ops = {
 	.close = cs_close,
 };
 
-static int cs_new(struct vreactor *r, uint64_t size, uint64_t seed, struct csdev **out)
+static int cs_new(struct vreactor *r, uint64_t size, uint64_t seed, struct vblk_cs_images *im,
+		  struct csdev **out)
 {
 	if (!r || !out || size == 0 || size % VBLK_SECTOR || size > SIZE_MAX)
 		return -EINVAL;
+	if (im && (im->busy || im->size != size))
+		return im->busy ? -EBUSY : -EINVAL;
 	struct csdev *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->visible = calloc(1, (size_t)size);
-	d->durable = calloc(1, (size_t)size);
+	if (im) {
+		im->busy = true;
+		d->im = im;
+	}
+	d->visible = im ? im->visible : img_map((size_t)size);
+	d->durable = im ? im->durable : img_map((size_t)size);
+	d->vis_cap = d->visible ? (size_t)size : 0;
+	d->dur_cap = d->durable ? (size_t)size : 0;
 	d->mapped = calloc(1, (size_t)map_bytes(size));
 	d->dur_size = size;
 	if (!d->visible || !d->durable || !d->mapped) {
@@ -847,7 +969,51 @@ static int cs_new(struct vreactor *r, uint64_t size, uint64_t seed, struct csdev
 int vblk_crashsim_create_mem(struct vreactor *r, uint64_t size, uint64_t seed, struct vblk **out)
 {
 	struct csdev *d;
-	int rc = cs_new(r, size, seed, &d);
+	int rc = cs_new(r, size, seed, NULL, &d);
+	if (rc < 0)
+		return rc;
+	*out = &d->b;
+	return 0;
+}
+
+int vblk_cs_images_new(uint64_t size, struct vblk_cs_images **out)
+{
+	if (!out || size == 0 || size % VBLK_SECTOR || size > SIZE_MAX)
+		return -EINVAL;
+	struct vblk_cs_images *im = calloc(1, sizeof(*im));
+	if (!im)
+		return -ENOMEM;
+	im->size = size;
+	im->visible = img_map((size_t)size);
+	im->durable = img_map((size_t)size);
+	im->dirty = calloc(1, (size_t)((size + CS_BLOCK - 1) / CS_BLOCK + 7) / 8);
+	if (!im->visible || !im->durable || !im->dirty) {
+		vblk_cs_images_free(im);
+		return -ENOMEM;
+	}
+	*out = im;
+	return 0;
+}
+
+void vblk_cs_images_free(struct vblk_cs_images *im)
+{
+	if (!im)
+		return;
+	img_unmap(im->visible, (size_t)im->size);
+	img_unmap(im->durable, (size_t)im->size);
+	free(im->dirty);
+	free(im);
+}
+
+uint64_t vblk_cs_images_size(const struct vblk_cs_images *im) { return im ? im->size : 0; }
+
+int vblk_crashsim_create_on(struct vreactor *r, struct vblk_cs_images *im, uint64_t seed,
+			    struct vblk **out)
+{
+	if (!im)
+		return -EINVAL;
+	struct csdev *d;
+	int rc = cs_new(r, im->size, seed, im, &d);
 	if (rc < 0)
 		return rc;
 	*out = &d->b;
@@ -860,7 +1026,7 @@ int vblk_crashsim_create_image(struct vreactor *r, const uint8_t *bytes, uint64_
 	if (!bytes)
 		return -EINVAL;
 	struct csdev *d;
-	int rc = cs_new(r, size, seed, &d);
+	int rc = cs_new(r, size, seed, NULL, &d);
 	if (rc < 0)
 		return rc;
 	/* As a file holding bytes would load (cs_open_existing): zero blocks stay holes;
@@ -869,6 +1035,7 @@ int vblk_crashsim_create_image(struct vreactor *r, const uint8_t *bytes, uint64_
 		size_t n = size - off < CS_BLOCK ? (size_t)(size - off) : CS_BLOCK;
 		if (block_is_zero(bytes + off, n))
 			continue;
+		mark_dirty(d, off, n);
 		memcpy(d->durable + off, bytes + off, n);
 		memcpy(d->visible + off, bytes + off, n);
 		map_range(d, off, 1);
@@ -905,7 +1072,7 @@ static int cs_open_existing(struct vreactor *r, const char *path, uint64_t seed,
 		rc = -EINVAL;
 	struct csdev *d = NULL;
 	if (rc == 0)
-		rc = cs_new(r, (uint64_t)st.st_size, seed, &d);
+		rc = cs_new(r, (uint64_t)st.st_size, seed, NULL, &d);
 	if (rc == 0)
 		rc = load_image(fd, d->durable, d->b.size);
 	close(fd);
@@ -934,7 +1101,7 @@ int vblk_crashsim_open(struct vreactor *r, const char *path, uint64_t create_siz
 	struct csdev *d = NULL;
 	int rc = 0;
 	if (create_size > 0) {
-		rc = cs_new(r, create_size, seed, &d);
+		rc = cs_new(r, create_size, seed, NULL, &d);
 		if (rc == 0)
 			rc = cs_create_file(path, create_size);
 		if (rc < 0 && d)

@@ -37,6 +37,7 @@ struct copy_req {
 	struct vvol *sv, *dv;
 	struct xlockset locks;
 	uint8_t *buf;
+	uint64_t buf_len; /* COPY_BUF, or less when no byte copy of this request is longer */
 	struct iovec iov;
 	int phase;
 	uint64_t cp_soff, cp_doff, cp_left, chunk; /* byte copy in progress */
@@ -114,7 +115,13 @@ static void copy_share_done(void *arg, int res)
 		/* No room in the checkpoint area for more references (pool_ckpt_room): the
 		 * middle is copied as bytes instead (new extents, as any write takes; the
 		 * ranges do not overlap when they share). Nothing was shared. */
-		if (!c->buf && !(c->buf = vblk_alloc_buf(COPY_BUF))) {
+		uint64_t need = c->sh_len < COPY_BUF ? c->sh_len : COPY_BUF;
+		if (c->buf_len < need) { /* sized for the head and tail only (idle now) */
+			free(c->buf);
+			c->buf = NULL;
+			c->buf_len = need;
+		}
+		if (!c->buf && !(c->buf = vblk_alloc_buf(c->buf_len))) {
 			copy_finish(c, -ENOMEM);
 			return;
 		}
@@ -138,7 +145,7 @@ static void copy_share_done(void *arg, int res)
 static void copy_step(struct copy_req *c)
 {
 	if (c->cp_left) {
-		c->chunk = c->cp_left < COPY_BUF ? c->cp_left : COPY_BUF;
+		c->chunk = c->cp_left < c->buf_len ? c->cp_left : c->buf_len;
 		uint64_t back = c->backward ? c->cp_left - c->chunk : 0;
 		c->iov = (struct iovec){.iov_base = c->buf, .iov_len = c->chunk};
 		int rc = pool_rw_locked(c->sv, false, c->cp_soff + back, c->chunk, &c->iov, 1,
@@ -250,7 +257,13 @@ int vvol_copy_ex(struct vvol *sv, uint64_t so, struct vvol *dv, uint64_t dO, uin
 	int rc = 0;
 	if (len && (rc = add_range(&c->locks, sv, so, len, ext)) == 0)
 		rc = add_range(&c->locks, dv, dO, len, ext);
-	if (rc == 0 && (c->cp_left || c->tl_len) && !(c->buf = vblk_alloc_buf(COPY_BUF)))
+	/* The buffer: no longer than the longest byte copy planned (the head or
+	 * everything, the tail; copy_share_done makes it larger when the middle has to
+	 * be copied as bytes), at most COPY_BUF. A 4 KiB copy does not zero 1 MiB. */
+	c->buf_len = c->cp_left > c->tl_len ? c->cp_left : c->tl_len;
+	if (c->buf_len > COPY_BUF)
+		c->buf_len = COPY_BUF;
+	if (rc == 0 && (c->cp_left || c->tl_len) && !(c->buf = vblk_alloc_buf(c->buf_len)))
 		rc = -ENOMEM;
 	if (rc < 0) {
 		copy_free(c);

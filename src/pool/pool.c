@@ -34,7 +34,9 @@ static uint32_t bm_words_for(uint32_t gran_per_ext) { return (gran_per_ext + 63)
 
 static int zero_journal(struct vblk *dev, const struct vsb *sb)
 {
-	const size_t chunk = 1u << 20;
+	size_t chunk = 1u << 20;
+	if (sb->journal_size < chunk) /* a small journal: no larger buffer than it */
+		chunk = (size_t)sb->journal_size;
 	uint8_t *z = vblk_alloc_buf(chunk); /* zeroed */
 	if (!z)
 		return -ENOMEM;

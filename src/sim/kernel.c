@@ -64,6 +64,10 @@
 #include <unistd.h>
 
 #define SIMK_MAX_ID 0xFFFFu
+/* The command table starts this long and doubles when an id reaches its end
+ * (ids are handed out in order, so a LUN given few commands never pays for
+ * 65,536 slots: a fresh simk per fuzz input was a 2 MiB calloc). */
+#define SIMK_CMDS_FIRST 256u
 #define BLK TCMU_ABI_DATA_BLK
 
 struct simk_cmd {
@@ -81,18 +85,37 @@ struct simk {
 	uint32_t ring_size;      /* mb.cmdr_size */
 	uint64_t data_off;
 	uint32_t nblocks;
-	uint32_t *free_blk;      /* LIFO stack of free block indices */
+	uint32_t *free_blk;      /* LIFO stack of the blocks freed (popped before fresh ones) */
 	uint32_t free_top;
+	uint32_t fresh;          /* blocks never handed out start at fresh_block(fresh) */
 	uint32_t head;           /* cmd_head (this side is its only writer) */
 	uint32_t last_cleaned;
 	uint32_t *slot_len;      /* len_op written at ring position i*8 (0: none) */
-	struct simk_cmd *cmds;   /* indexed by cmd_id */
+	struct simk_cmd *cmds;   /* indexed by cmd_id; ids below n_cmds (grown on demand) */
+	uint32_t n_cmds;
 	uint32_t next_id;
 	uint32_t top_id;         /* highest id ever handed out (destroy looks no further) */
 	unsigned inflight;
 	bool rung;               /* doorbell seen, completions not all walked yet */
 	bool broken;
 };
+
+/* Make the command table hold id (doubling; the new slots zeroed). */
+static int grow_cmds(struct simk *k, uint32_t id)
+{
+	uint32_t n = k->n_cmds;
+	while (n <= id)
+		n *= 2;
+	if (n > SIMK_MAX_ID + 1)
+		n = SIMK_MAX_ID + 1;
+	struct simk_cmd *c = realloc(k->cmds, sizeof(*c) * n);
+	if (!c)
+		return -ENOMEM;
+	memset(c + k->n_cmds, 0, sizeof(*c) * (n - k->n_cmds));
+	k->cmds = c;
+	k->n_cmds = n;
+	return 0;
+}
 
 static uint8_t *ring_at(const struct simk *k, uint32_t pos)
 {
@@ -121,19 +144,12 @@ int simk_create(size_t cmdr_size, size_t data_size, struct simk **out)
 	k->next_id = 1;
 	int rc = -ENOMEM;
 
-	k->free_blk = malloc(sizeof(uint32_t) * k->nblocks);
+	k->free_blk = malloc(sizeof(uint32_t) * k->nblocks); /* filled as blocks are freed */
 	k->slot_len = calloc(k->ring_size / TCMU_ABI_ALIGN, sizeof(uint32_t));
-	k->cmds = calloc(SIMK_MAX_ID + 1, sizeof(*k->cmds));
+	k->n_cmds = SIMK_CMDS_FIRST;
+	k->cmds = calloc(k->n_cmds, sizeof(*k->cmds));
 	if (!k->free_blk || !k->slot_len || !k->cmds)
 		goto fail;
-	/* Pop order 0,1,3,2, 4,5,7,6, ...: runs of two, never one run. */
-	for (uint32_t i = 0; i < k->nblocks; i++) {
-		uint32_t b = i;
-		if (i % 4 >= 2 && (i | 3) < k->nblocks)
-			b = (i & ~3u) + (i % 4 == 2 ? 3 : 2);
-		k->free_blk[k->nblocks - 1 - i] = b;
-	}
-	k->free_top = k->nblocks;
 
 	k->memfd = memfd_create("vaaid-simk", MFD_CLOEXEC);
 	if (k->memfd < 0 || ftruncate(k->memfd, (off_t)k->map_size) < 0)
@@ -201,6 +217,16 @@ static void eventfd_signal(int fd)
 	while (n < 0 && errno == EINTR);
 }
 
+/* The i-th block first handed out: 0,1,3,2, 4,5,7,6, ...: runs of two, never one
+ * run (as if the free list started as that stack: computed, not filled, so that a
+ * ring is cheap to make). */
+static uint32_t fresh_block(const struct simk *k, uint32_t i)
+{
+	if (i % 4 >= 2 && (i | 3) < k->nblocks)
+		return (i & ~3u) + (i % 4 == 2 ? 3 : 2);
+	return i;
+}
+
 static void blocks_free(struct simk *k, struct simk_cmd *c)
 {
 	/* Pushed back in reverse, so they pop again in the same order. */
@@ -241,7 +267,7 @@ int simk_submit(struct simk *k, const uint8_t *cdb, size_t cdb_len, const void *
 	/* Worst case (one iovec per block) must fit in half the ring. */
 	if (tcmu_abi_entry_size(nblk, need_cdb) > k->ring_size / 2)
 		return -E2BIG;
-	if (nblk > k->free_top)
+	if (nblk > k->free_top + (k->nblocks - k->fresh))
 		return -EAGAIN;
 
 	/* Ring space: the entry, plus the PAD before it when it does not fit
@@ -257,11 +283,13 @@ int simk_submit(struct simk *k, const uint8_t *cdb, size_t cdb_len, const void *
 
 	/* Command id: cyclic over 1..65535. */
 	uint32_t id = k->next_id;
-	for (uint32_t tries = 0; k->cmds[id].inflight; tries++) {
+	for (uint32_t tries = 0; id < k->n_cmds && k->cmds[id].inflight; tries++) {
 		if (tries == SIMK_MAX_ID)
 			return -EAGAIN;
 		id = id == SIMK_MAX_ID ? 1 : id + 1;
 	}
+	if (id >= k->n_cmds && grow_cmds(k, id) < 0)
+		return -ENOMEM;
 	k->next_id = id == SIMK_MAX_ID ? 1 : id + 1;
 	if (id > k->top_id)
 		k->top_id = id;
@@ -275,7 +303,7 @@ int simk_submit(struct simk *k, const uint8_t *cdb, size_t cdb_len, const void *
 	}
 	uint32_t iov_cnt = 0;
 	for (uint32_t i = 0; i < nblk; i++) {
-		c->blk[i] = k->free_blk[--k->free_top];
+		c->blk[i] = k->free_top ? k->free_blk[--k->free_top] : fresh_block(k, k->fresh++);
 		if (i == 0 || c->blk[i] != c->blk[i - 1] + 1)
 			iov_cnt++;
 	}
@@ -397,8 +425,8 @@ static int walk_completions(struct simk *k, struct simk_result *res, unsigned ma
 
 		struct tcmu_cmd_entry ent;
 		tcmu_abi_copy_in(&ent, ring_at(k, pos), sizeof(ent));
-		struct simk_cmd *c = &k->cmds[ent.hdr.cmd_id];
-		if (ent.hdr.cmd_id == 0 || !c->inflight || (ent.hdr.uflags & TCMU_UFLAG_KEEP_BUF)) {
+		struct simk_cmd *c = ent.hdr.cmd_id < k->n_cmds ? &k->cmds[ent.hdr.cmd_id] : NULL;
+		if (ent.hdr.cmd_id == 0 || !c || !c->inflight || (ent.hdr.uflags & TCMU_UFLAG_KEEP_BUF)) {
 			err = -EPROTO; /* unknown id, second completion, KEEP_BUF */
 			goto out;
 		}

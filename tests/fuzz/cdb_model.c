@@ -18,6 +18,12 @@ int cm_init(struct cdb_model *m, uint64_t nblk)
 	return 0;
 }
 
+void cm_reset(struct cdb_model *m)
+{
+	memset(m->data, 0, (size_t)m->nblk * CM_BS);
+	memset(m->state, 0, (size_t)m->nblk);
+}
+
 void cm_free(struct cdb_model *m)
 {
 	free(m->data);

@@ -33,6 +33,7 @@ struct cdb_model {
 };
 
 int cm_init(struct cdb_model *m, uint64_t nblk); /* all zeros, KNOWN */
+void cm_reset(struct cdb_model *m); /* back to cm_init's state */
 void cm_free(struct cdb_model *m);
 /* A command to the modelled LUN was answered k: follow its effect. */
 void cm_apply(struct cdb_model *m, const uint8_t *cdb, const uint8_t *out, size_t out_len,

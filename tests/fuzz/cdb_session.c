@@ -42,11 +42,13 @@ static int run_cmd(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_le
 	return 0;
 }
 
-static int read_lun(struct simhost *h, int lun, uint32_t bs, uint64_t bytes, uint8_t *dst)
+/* Read bytes at byte offset off of a LUN into dst. */
+static int read_lun(struct simhost *h, int lun, uint32_t bs, uint64_t off, uint64_t bytes,
+		    uint8_t *dst)
 {
 	uint8_t cdb[16];
 	struct simhost_result r;
-	sb_rw16_cdb(cdb, 0x88, 0, (uint32_t)(bytes / bs));
+	sb_rw16_cdb(cdb, 0x88, off / bs, (uint32_t)(bytes / bs));
 	for (int tries = 0; tries < 4; tries++) { /* a pending unit attention first */
 		if (run_cmd(h, lun, cdb, 16, NULL, 0, bytes, &r) < 0)
 			return -1;
@@ -81,15 +83,36 @@ static void xcopy_naas(uint8_t *out, size_t out_len, uint8_t naa[3][16])
 	}
 }
 
-void cs_open(struct cdb_session *s)
+/* The first input's scratch: made once; later inputs reset what they changed. */
+static void scratch_init(struct cs_scratch *x)
+{
+	if (vblk_cs_images_new(CS_POOL_BYTES, &x->images) < 0)
+		abort();
+	x->guard = malloc(CS_GUARD_BYTES);
+	x->back = malloc(CS_READBACK);
+	if (!x->guard || !x->back || cm_init(&x->m, CS_VOL_BYTES / CM_BS) < 0)
+		abort();
+	guard_pattern(x->guard, CS_GUARD_BYTES);
+	x->ready = true;
+}
+
+void cs_open(struct cdb_session *s, struct cs_scratch *x)
 {
 	char err[256];
 	struct vpool_params prm = {.extent_size = 64u << 10, .journal_size = 576u << 10};
 	memset(s, 0, sizeof(*s));
 	s->verbose = getenv("VAAID_FUZZ_VERBOSE") != NULL;
-	/* In memory only: nothing to remove, nothing left behind by a crash. */
-	if (simhost_create_pool("fuzz-cdb", 8u << 20, &prm, SIMHOST_IO_CRASHSIM_MEM, 1, &s->h, err,
-				sizeof(err))) {
+	if (!x->ready)
+		scratch_init(x);
+	else
+		cm_reset(&x->m); /* all zeros, KNOWN: as cm_init */
+	s->x = x;
+	s->m = &x->m;
+	s->guard = x->guard;
+	s->back = x->back;
+	/* In memory only: nothing to remove, nothing left behind by a crash; the
+	 * crashsim images are the scratch's (zeros again after every pool). */
+	if (simhost_create_pool_on("fuzz-cdb", &prm, x->images, 1, &s->h, err, sizeof(err))) {
 		fprintf(stderr, "fuzz (SCSI): pool: %s\n", err);
 		abort();
 	}
@@ -103,11 +126,6 @@ void cs_open(struct cdb_session *s)
 		cs_fail("setting up the LUNs failed", NULL, 0);
 	if (simhost_set_threshold(h, CS_THRESHOLD_PCT))
 		cs_fail("setting the soft threshold failed", NULL, 0);
-	s->guard = malloc(CS_GUARD_BYTES);
-	s->back = malloc(CS_VOL_BYTES);
-	if (!s->guard || !s->back || cm_init(&s->m, CS_VOL_BYTES / CM_BS) < 0)
-		abort();
-	guard_pattern(s->guard, CS_GUARD_BYTES);
 	/* Setting the threshold posted MODE PARAMETERS CHANGED (SBC-4 6.5.7) to every LUN:
 	 * taken here with TEST UNIT READY, so that an input's first command runs */
 	uint8_t cdb[16] = {0};
@@ -147,19 +165,19 @@ static void check_one(struct cdb_session *s, const struct cs_pending *c,
 	if (c->lun == 0 && !conflict && r->r.status == SAM_STAT_GOOD && cm_rw_range(cdb, &lba, &nb) &&
 	    (cdb[0] == 0x08 || cdb[0] == 0x28 || cdb[0] == 0xA8 || cdb[0] == 0x88) &&
 	    r->r.data_in && r->r.data_in_len == nb * CM_BS &&
-	    cm_check(&s->m, lba, nb, r->r.data_in, &bad) < 0) {
+	    cm_check(s->m, lba, nb, r->r.data_in, &bad) < 0) {
 		snprintf(why, sizeof(why), "a GOOD READ returned block %llu other than written",
 			 (unsigned long long)bad);
 		cs_fail(why, cdb, c->cdb_len);
 	}
-	const char *caw = c->lun == 0 && !conflict ? cm_caw_check(&s->m, cdb, c->out, c->out_len, &r->r)
+	const char *caw = c->lun == 0 && !conflict ? cm_caw_check(s->m, cdb, c->out, c->out_len, &r->r)
 						    : NULL;
 	if (caw)
 		cs_fail(caw, cdb, c->cdb_len);
 	if (!conflict && cdb[0] == 0x83 && r->r.status == SAM_STAT_GOOD) /* received by any LUN */
-		cm_xcopy(&s->m, cdb, c->out, c->out_len, s->naa[0], &s->naa[1], 2);
+		cm_xcopy(s->m, cdb, c->out, c->out_len, s->naa[0], &s->naa[1], 2);
 	else if (!conflict && (c->lun == 0 || cdb[0] == 0x83)) /* a copy on LUN 1 may write LUN 0 */
-		cm_apply(&s->m, cdb, c->out, c->out_len, &r->r);
+		cm_apply(s->m, cdb, c->out, c->out_len, &r->r);
 	s->last_status = r->r.status;
 	free(s->last_in);
 	s->last_in = NULL;
@@ -201,7 +219,7 @@ void cs_flush(struct cdb_session *s)
 	struct { bool has, mod; uint64_t lba, n; } fp[CS_BATCH_MAX];
 	bool conflict[CS_BATCH_MAX] = {false};
 	for (unsigned i = 0; i < n; i++)
-		fp[i].has = cm_footprint(&s->m, s->batch[i].lun, s->batch[i].cdb, &fp[i].mod,
+		fp[i].has = cm_footprint(s->m, s->batch[i].lun, s->batch[i].cdb, &fp[i].mod,
 					 &fp[i].lba, &fp[i].n);
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = i + 1; j < n; j++)
@@ -212,15 +230,18 @@ void cs_flush(struct cdb_session *s)
 		check_one(s, &s->batch[i], &res[i], conflict[i]);
 	for (unsigned i = 0; i < n; i++) {
 		if (conflict[i] && fp[i].mod)
-			cm_set_unknown(&s->m, fp[i].lba, fp[i].n);
+			cm_set_unknown(s->m, fp[i].lba, fp[i].n);
 		simhost_result_free(&res[i]);
-		free(s->batch[i].out);
 	}
 	s->n_batch = 0;
 }
 
-int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
-	     const uint8_t *out, size_t out_len, size_t in_len)
+/* Submit one command. borrow: out stays the caller's (cs_cmd: it lives until the
+ * command is checked; the NAAs are put into it); else it is copied into the
+ * scratch's buffer for its place in the batch (cs_queue: the caller may reuse its
+ * buffer while the command is in flight). */
+static int queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
+		 uint8_t *out, size_t out_len, size_t in_len, bool borrow)
 {
 	if (s->n_batch == CS_BATCH_MAX)
 		cs_flush(s);
@@ -231,10 +252,17 @@ int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
 	memcpy(c->cdb, cdb, c->cdb_len);
 	c->in_len = in_len;
 	if (out_len) {
-		c->out = malloc(out_len);
-		if (!c->out)
-			abort();
-		memcpy(c->out, out, out_len);
+		struct cs_scratch *x = s->x;
+		unsigned k = s->n_batch; /* this command's slot while in flight */
+		if (!borrow && x->slot_cap[k] < out_len) {
+			free(x->slot[k]);
+			if (!(x->slot[k] = malloc(out_len)))
+				abort();
+			x->slot_cap[k] = out_len;
+		}
+		c->out = borrow ? out : x->slot[k];
+		if (!borrow)
+			memcpy(c->out, out, out_len);
 		c->out_len = out_len;
 		if (cdb[0] == 0x83)
 			xcopy_naas(c->out, out_len, s->naa);
@@ -242,10 +270,9 @@ int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
 	int rc = simhost_submit(s->h, lun, c->cdb, c->cdb_len, c->out, out_len, in_len, &c->tag);
 	if (rc == -EAGAIN && s->n_batch) { /* the ring or its data area is full: drain first */
 		cs_flush(s);
-		return cs_queue(s, lun, cdb, cdb_len, out, out_len, in_len);
+		return queue(s, lun, cdb, cdb_len, out, out_len, in_len, borrow);
 	}
 	if (rc == -EINVAL || rc == -E2BIG) { /* not queued, as LIO would not: nothing to check */
-		free(c->out);
 		return -1;
 	}
 	if (rc < 0)
@@ -254,10 +281,16 @@ int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
 	return 0;
 }
 
+int cs_queue(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len,
+	     const uint8_t *out, size_t out_len, size_t in_len)
+{
+	return queue(s, lun, cdb, cdb_len, (uint8_t *)out, out_len, in_len, false);
+}
+
 int cs_cmd(struct cdb_session *s, int lun, const uint8_t *cdb, size_t cdb_len, uint8_t *out,
 	   size_t out_len, size_t in_len)
 {
-	if (cs_queue(s, lun, cdb, cdb_len, out, out_len, in_len) < 0)
+	if (queue(s, lun, cdb, cdb_len, out, out_len, in_len, true) < 0)
 		return -1;
 	cs_flush(s);
 	return s->last_status;
@@ -269,21 +302,23 @@ void cs_close(struct cdb_session *s)
 	cs_flush(s);
 	if (simhost_verify(s->h, stderr) != 0)
 		cs_fail("the pool's invariants fail after the input", NULL, 0);
-	if (read_lun(s->h, 2, 512, CS_GUARD_BYTES, s->back) < 0 ||
-	    memcmp(s->back, s->guard, CS_GUARD_BYTES))
-		cs_fail("the guard LUN changed", NULL, 0);
-	if (read_lun(s->h, 0, 512, CS_VOL_BYTES, s->back) < 0)
-		cs_fail("LUN 0 cannot be read back", NULL, 0);
-	if (cm_check(&s->m, 0, s->m.nblk, s->back, &bad) < 0) {
-		char why[96];
-		snprintf(why, sizeof(why), "LUN 0 block %llu holds other data than the model",
-			 (unsigned long long)bad);
-		cs_fail(why, NULL, 0);
+	/* Read back in CS_READBACK pieces: buffers that small come from ASan's size
+	 * classes and are reused, where 1 MiB ones were fresh mappings per input. */
+	for (uint32_t off = 0; off < CS_GUARD_BYTES; off += CS_READBACK)
+		if (read_lun(s->h, 2, 512, off, CS_READBACK, s->back) < 0 ||
+		    memcmp(s->back, s->guard + off, CS_READBACK))
+			cs_fail("the guard LUN changed", NULL, 0);
+	for (uint32_t off = 0; off < CS_VOL_BYTES; off += CS_READBACK) {
+		if (read_lun(s->h, 0, 512, off, CS_READBACK, s->back) < 0)
+			cs_fail("LUN 0 cannot be read back", NULL, 0);
+		if (cm_check(s->m, off / CM_BS, CS_READBACK / CM_BS, s->back, &bad) < 0) {
+			char why[96];
+			snprintf(why, sizeof(why), "LUN 0 block %llu holds other data than the model",
+				 (unsigned long long)bad);
+			cs_fail(why, NULL, 0);
+		}
 	}
 	if (simhost_close(s->h) != 0)
 		cs_fail("closing the pool failed", NULL, 0);
-	cm_free(&s->m);
 	free(s->last_in);
-	free(s->guard);
-	free(s->back);
 }

@@ -25,10 +25,12 @@
 #include "cdb_model.h"
 #include "simhost.h"
 
+#define CS_POOL_BYTES (8u << 20)
 #define CS_VOL_BYTES (1u << 20)
 #define CS_VOL1_BYTES (16u << 20)
 #define CS_THRESHOLD_PCT 40
 #define CS_GUARD_BYTES (64u << 10)
+#define CS_READBACK (64u << 10) /* cs_close reads LUNs 0 and 2 back in pieces this large */
 /* In an EXTENDED COPY parameter list, an identification CSCD descriptor whose
  * designator is CS_NAA_LUN(n) 16 times names LUN n: cs_cmd puts that LUN's NAA
  * (random per pool) there, so that inputs reproduce. */
@@ -40,24 +42,44 @@ struct cs_pending { /* a command queued and not yet answered */
 	int lun;
 	uint8_t cdb[16];
 	size_t cdb_len, out_len, in_len;
-	uint8_t *out; /* a copy (NAAs put in) */
+	uint8_t *out; /* NAAs put in: cs_cmd's own buffer, or a copy (cs_queue) in
+		       * the scratch's slot[] of its place in the batch */
 	uint64_t tag;
 };
 
+/*
+ * What a target keeps across inputs (its static, given to every cs_open; made by
+ * the first): the pool's crashsim images (zeros again whenever a pool closes:
+ * vblk_crashsim_create_on), the model (reset by cs_open to cm_init's state), the
+ * guard pattern (constant) and the read-back buffer (written before it is
+ * read). So an input starts from the same state whatever ran before it, without
+ * fresh memory per input (under ASan every large allocation was fresh pages);
+ * the slots of cs_queue's data-out copies (written before they are read).
+ */
+struct cs_scratch {
+	bool ready;
+	struct vblk_cs_images *images;
+	uint8_t *guard, *back; /* back: CS_READBACK bytes */
+	struct cdb_model m;
+	uint8_t *slot[CS_BATCH_MAX]; /* cs_queue's copies of data-out (rewritten per command) */
+	size_t slot_cap[CS_BATCH_MAX];
+};
+
 struct cdb_session {
+	struct cs_scratch *x;
 	struct simhost *h;
 	struct cs_pending batch[CS_BATCH_MAX];
 	unsigned n_batch;
 	uint8_t naa[3][16];
-	uint8_t *guard, *back;
-	struct cdb_model m;
+	uint8_t *guard, *back; /* the scratch's */
+	struct cdb_model *m;   /* the scratch's */
 	bool verbose; /* VAAID_FUZZ_VERBOSE: every answer on stderr */
 	int last_status; /* of the last answer checked */
 	uint8_t *last_in; /* its data-in (a copy; NULL when none) */
 	size_t last_in_len;
 };
 
-void cs_open(struct cdb_session *s);
+void cs_open(struct cdb_session *s, struct cs_scratch *x);
 /* Run one command (out: may be changed: NAA placeholders); the result's status
  * is returned (its data-in kept in last_in until the next answer), or -1 when the simulated kernel does not queue
  * it (a CDB longer than cdb_len says, a transfer past its data area), as LIO

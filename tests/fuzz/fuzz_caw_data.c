@@ -32,8 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	size_t len = size - 1 > MAX_OUT ? MAX_OUT : size - 1;
+	static struct cs_scratch x; /* kept across inputs (cdb_session.h) */
 	struct cdb_session s;
-	cs_open(&s);
+	cs_open(&s, &x);
 	uint8_t cdb[16];
 	written(out, 8);
 	sb_rw16_cdb(cdb, 0x8A, 64, 8);

@@ -69,8 +69,9 @@ static void fill_pattern(uint8_t *out, size_t len, const uint8_t *pat, size_t pa
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t out[MAX_LEN]; /* scratch, rewritten per command */
+	static struct cs_scratch x; /* kept across inputs (cdb_session.h) */
 	struct cdb_session s;
-	cs_open(&s);
+	cs_open(&s, &x);
 	size_t at = 0;
 	uint8_t cdb[16];
 	for (unsigned c = 0; c < MAX_CMDS && size - at >= 6; c++) {

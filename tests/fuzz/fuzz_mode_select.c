@@ -90,8 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		len = max;
 	uint8_t list[4096], cdb[16] = {0};
 	memcpy(list, data + 1, len);
+	static struct cs_scratch x; /* kept across inputs (cdb_session.h) */
 	struct cdb_session s;
-	cs_open(&s);
+	cs_open(&s, &x);
 	cdb[0] = ten ? 0x55 : 0x15;
 	cdb[1] = (uint8_t)((fl & 0x04 ? 0 : 0x10) | (fl & 0x02 ? 0x01 : 0));
 	if (ten)

@@ -26,8 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 6)
 		return 0;
 	size_t len = size - 6 > MAX_OUT ? MAX_OUT : size - 6;
+	static struct cs_scratch x; /* kept across inputs (cdb_session.h) */
 	struct cdb_session s;
-	cs_open(&s);
+	cs_open(&s, &x);
 	uint8_t cdb[16];
 	for (size_t i = 0; i < sizeof(out); i++)
 		out[i] = (uint8_t)(i / 512 + 1);

@@ -32,8 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	size_t len = size - 1 > MAX_LIST ? MAX_LIST : size - 1;
+	static struct cs_scratch x; /* kept across inputs (cdb_session.h) */
 	struct cdb_session s;
-	cs_open(&s);
+	cs_open(&s, &x);
 	uint8_t cdb[16];
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i / 512 + i * 3);

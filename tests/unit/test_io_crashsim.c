@@ -9,7 +9,9 @@
  * old one with completions still queued (clean under ASan), the file round
  * trip, io_count, grow; the fault models: trashed sectors (random bytes only
  * where an unsynced write changed them), lost allocations and grows
- * (VBLK_CS_LOST_ALLOC), garbage injected for oracle self-tests.
+ * (VBLK_CS_LOST_ALLOC), garbage injected for oracle self-tests; kept images
+ * (vblk_cs_images): a device made on them after another starts from zeros
+ * whatever the other wrote (visible, durable, crash outcomes, garbage, a grow).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -745,6 +747,76 @@ static void test_inject_garbage(void **state)
 	vreactor_destroy(r);
 }
 
+/* Both images of a kept set all zeros: a device on them reads zeros, and after a
+ * power loss (visible := durable) still does. */
+static void assert_images_zero(struct vblk_cs_images *im, uint64_t seed)
+{
+	struct vreactor *r = new_reactor();
+	struct vblk *b = NULL;
+	assert_int_equal(vblk_crashsim_create_on(r, im, seed, &b), 0);
+	uint8_t *got = malloc(MIB);
+	assert_non_null(got);
+	assert_int_equal(vblk_pread_sync(b, got, MIB, 0), 0);
+	assert_true(is_zero(got, MIB)); /* visible */
+	crash_and_read(b, got, MIB, 0);
+	assert_true(is_zero(got, MIB)); /* durable */
+	free(got);
+	vblk_close(b);
+	vreactor_destroy(r);
+}
+
+/* Every kind of write a device makes is undone when it closes: unsynced (visible
+ * only), DSYNC and flushed (durable), what a crash applies, tears or trashes of
+ * the pending ones, injected garbage, writes after power_on; one device at a time. */
+static void test_kept_images(void **state)
+{
+	(void)state;
+	struct vblk_cs_images *im = NULL;
+	assert_int_equal(vblk_cs_images_new(MIB, &im), 0);
+	assert_int_equal(vblk_cs_images_size(im), MIB);
+	uint8_t w[8192];
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct vreactor *r = new_reactor();
+		struct vblk *b = NULL, *other = NULL;
+		assert_int_equal(vblk_crashsim_create_on(r, im, seed, &b), 0);
+		assert_int_equal(vblk_crashsim_create_on(r, im, seed, &other), -EBUSY);
+		vblk_crashsim_set_faults(b, VBLK_CS_TRASH | VBLK_CS_INJECT_GARBAGE);
+		struct wait fw;
+		fill(w, sizeof(w), (uint8_t)seed);
+		assert_int_equal(vblk_pwrite_sync(b, w, 4096, 0, VBLK_DSYNC | VBLK_META), 0);
+		assert_int_equal(vblk_pwrite_sync(b, w, 8192, 65536 + 512, VBLK_DSYNC), 0);
+		assert_int_equal(vblk_pwrite_sync(b, w, 4096, 131072, 0), 0);
+		wait_init(&fw);
+		assert_int_equal(vblk_flush(b, &fw.op), 0);
+		while (!fw.done)
+			assert_true(vreactor_run_once(r, 10) >= 0);
+		/* pending at the crash: applied, torn, dropped or trashed */
+		assert_int_equal(vblk_pwrite_sync(b, w, 8192, 200 * 1024, 0), 0);
+		assert_int_equal(vblk_pwrite_sync(b, w, 4096, MIB - 4096, 0), 0);
+		vblk_crashsim_crash_now(b);
+		vblk_crashsim_power_on(b, r);
+		assert_int_equal(vblk_pwrite_sync(b, w, 4096, 512 * 1024, 0), 0); /* visible only */
+		vblk_close(b);
+		vreactor_destroy(r);
+		assert_images_zero(im, seed);
+	}
+	/* a device that grows leaves the images (zeroed) and keeps what it wrote */
+	struct vreactor *r = new_reactor();
+	struct vblk *b = NULL;
+	uint8_t got[4096];
+	assert_int_equal(vblk_crashsim_create_on(r, im, 7, &b), 0);
+	fill(w, sizeof(w), 0x6c);
+	assert_int_equal(vblk_pwrite_sync(b, w, 4096, 8192, VBLK_DSYNC), 0);
+	assert_int_equal(b->ops->grow(b, 2 * MIB), 0);
+	assert_int_equal(vblk_pwrite_sync(b, w, 4096, MIB + 4096, VBLK_DSYNC), 0);
+	assert_int_equal(vblk_pread_sync(b, got, 4096, 8192), 0);
+	assert_memory_equal(got, w, 4096);
+	vblk_close(b);
+	vreactor_destroy(r);
+	assert_images_zero(im, 8);
+	vblk_cs_images_free(im);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -765,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_lost_grow),
 		cmocka_unit_test(test_lost_alloc),
 		cmocka_unit_test(test_inject_garbage),
+		cmocka_unit_test(test_kept_images),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

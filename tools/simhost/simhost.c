@@ -86,6 +86,11 @@ struct simhost {
 	struct vblk *jdev; /* the pool's journal file (PATH.journal), or NULL */
 	struct vpool *pool;
 	struct hlun luns[SIMHOST_MAX_LUNS];
+	struct vblk_cs_images *images; /* simhost_create_pool_on: the store's (not ours) */
+	/* 1 + the highest LUN ever attached: the walks over luns[] stop there (the
+	 * table is 1.4 MiB; walking all of it touched ~350 pages per walk, and a
+	 * fuzz target makes a host per input) */
+	int lun_end;
 	pthread_t thr;
 	bool thread_made;  /* the engine thread exists (engine_main) */
 	bool running;      /* the caller's view: engine_start'ed, not engine_stop'ped */
@@ -163,7 +168,7 @@ static void hook_service(struct simhost *h)
 static void alua_update(struct simhost *h, unsigned ev, const struct vblk_rbd_alua *rec)
 {
 	ev |= vd_alua_record_update(&h->watch_rec, rec);
-	for (int i = 0; ev != VD_WATCH_NONE && i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; ev != VD_WATCH_NONE && i < h->lun_end; i++)
 		if (h->luns[i].used && h->luns[i].dev)
 			vd_lun_watch_apply(&h->luns[i].lun, ev, &h->watch_rec);
 }
@@ -311,7 +316,11 @@ static void store_opened(struct simhost *h, struct vblk **out)
 static int open_store(struct simhost *h, const char *path, uint64_t create_size, struct vblk **out)
 {
 	int rc;
-	if (h->io == SIMHOST_IO_CRASHSIM_MEM) {
+	if (h->io == SIMHOST_IO_CRASHSIM_MEM && h->images && out == &h->dev) {
+		rc = create_size == vblk_cs_images_size(h->images)
+			     ? vblk_crashsim_create_on(h->r, h->images, h->seed, out)
+			     : -EINVAL;
+	} else if (h->io == SIMHOST_IO_CRASHSIM_MEM) {
 		rc = create_size ? vblk_crashsim_create_mem(h->r, create_size, h->seed, out)
 				 : -EOPNOTSUPP; /* nothing kept to open again */
 	} else if (crashsim(h)) {
@@ -465,7 +474,7 @@ static void host_free(struct simhost *h)
 	engine_end(h);
 	pthread_cond_destroy(&h->cv);
 	pthread_mutex_destroy(&h->mu);
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		lun_teardown(&h->luns[i], false);
 	while (h->held) {
 		struct held *n = h->held->next;
@@ -490,7 +499,7 @@ static void abandon_engine(struct simhost *h)
 	vreactor_destroy(h->r);
 	h->r = NULL;
 	h->watch.armed = h->watch.due = false; /* its timer died with the ring */
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		lun_teardown(&h->luns[i], true);
 	if (h->pool)
 		vpool_abandon(h->pool);
@@ -522,13 +531,10 @@ static void setup_failed(struct simhost *h)
 	host_free(h);
 }
 
-int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_params *prm,
-			   bool journal_file, enum simhost_io io, uint64_t seed,
-			   struct simhost **out, char *err, size_t errlen)
+static int create_pool(struct simhost *h, const char *path, uint64_t size,
+		       const struct vpool_params *prm, bool journal_file, struct simhost **out,
+		       char *err, size_t errlen)
 {
-	struct simhost *h = host_new(path, io, seed);
-	if (!h)
-		return -ENOMEM;
 	struct vpool_params p = *prm;
 	p.size = size;
 	int rc = open_dev(h, size, journal_file ? vpool_journal_store_size(&p, size) : 0, err,
@@ -577,6 +583,29 @@ static int open_existing(struct simhost *h, unsigned flags, const char *verb, st
 	return 0;
 }
 
+int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_params *prm,
+			   bool journal_file, enum simhost_io io, uint64_t seed,
+			   struct simhost **out, char *err, size_t errlen)
+{
+	struct simhost *h = host_new(path, io, seed);
+	if (!h)
+		return -ENOMEM;
+	return create_pool(h, path, size, prm, journal_file, out, err, errlen);
+}
+
+int simhost_create_pool_on(const char *name, const struct vpool_params *prm,
+			   struct vblk_cs_images *images, uint64_t seed, struct simhost **out,
+			   char *err, size_t errlen)
+{
+	if (!images)
+		return -EINVAL;
+	struct simhost *h = host_new(name, SIMHOST_IO_CRASHSIM_MEM, seed);
+	if (!h)
+		return -ENOMEM;
+	h->images = images;
+	return create_pool(h, name, vblk_cs_images_size(images), prm, false, out, err, errlen);
+}
+
 int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
 		      char *err, size_t errlen)
 {
@@ -614,7 +643,7 @@ static int update_views(struct simhost *h)
 	if (!v)
 		return -ENOMEM;
 	char so[64];
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++) {
+	for (int i = 0; i < h->lun_end; i++) {
 		const struct hlun *l = &h->luns[i];
 		if (!l->used || !l->dev)
 			continue;
@@ -640,7 +669,7 @@ static struct scsi_lun *sim_xcopy_peer(struct scsi_lun *self, const uint8_t naa[
 {
 	struct simhost *h = self->peer_arg;
 	struct hlun *me = NULL, *peer = NULL;
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++) {
+	for (int i = 0; i < h->lun_end; i++) {
 		struct hlun *l = &h->luns[i];
 		if (!l->used || !l->dev)
 			continue;
@@ -726,7 +755,7 @@ static void threshold_crossed(void *arg, bool above)
 	struct simhost *h = arg;
 	if (!above)
 		return; /* re-armed: the next crossing is reported again */
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].used && h->luns[i].dev)
 			scsi_lun_post_soft_threshold_ua(&h->luns[i].lun);
 }
@@ -735,7 +764,7 @@ static void threshold_crossed(void *arg, bool above)
 static void apply_threshold(struct simhost *h)
 {
 	uint64_t bytes = vaaid_soft_threshold_bytes(h->pool, h->threshold_pct);
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].used && h->luns[i].dev)
 			vaaid_lun_update_soft_threshold(&h->luns[i].lun, bytes);
 	vpool_set_soft_threshold(h->pool, bytes, threshold_crossed, h);
@@ -805,6 +834,8 @@ int simhost_attach(struct simhost *h, const char *volume, int lun)
 	struct hlun *l = &h->luns[lun];
 	snprintf(l->vol, sizeof(l->vol), "%s", volume);
 	l->used = true;
+	if (lun >= h->lun_end)
+		h->lun_end = lun + 1;
 	int rc = lun_bringup(h, lun);
 	if (rc < 0) {
 		lun_teardown(l, false);
@@ -837,7 +868,7 @@ int simhost_detach(struct simhost *h, int lun)
 
 int simhost_volume_delete(struct simhost *h, const char *name)
 {
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].used && !strcmp(h->luns[i].vol, name))
 			return -EBUSY;
 	engine_stop(h);
@@ -895,7 +926,7 @@ int simhost_takeover(struct simhost *h, int *lost)
 	 * is lost (no volume); then nothing points into the view: closed */
 	if (h->alua_group)
 		vblk_rbd_alua_get(dev, &h->watch_rec);
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].used && h->luns[i].dev &&
 		    vd_lun_pool_served(&h->luns[i].lun, pool, h->luns[i].vol, &h->watch_rec) < 0)
 			++*lost;
@@ -924,7 +955,7 @@ int simhost_pool_watch(struct simhost *h)
 int simhost_alua_states(struct simhost *h, uint8_t local, uint16_t owner)
 {
 	engine_stop(h);
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].used && h->luns[i].dev && h->luns[i].lun.alua.enabled)
 			scsi_alua_set_states(&h->luns[i].lun, local, owner);
 	return engine_start(h);
@@ -934,7 +965,7 @@ int simhost_alua_record(struct simhost *h, uint8_t local, uint16_t owner, const 
 			unsigned n_fenced)
 {
 	engine_stop(h);
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].used && h->luns[i].dev && h->luns[i].lun.alua.enabled)
 			scsi_alua_set_record(&h->luns[i].lun, local, owner, fenced, n_fenced);
 	return engine_start(h);
@@ -1008,7 +1039,7 @@ int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_le
 unsigned simhost_inflight(const struct simhost *h)
 {
 	unsigned n = 0;
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].k)
 			n += simk_inflight(h->luns[i].k);
 	return n;
@@ -1029,7 +1060,7 @@ static int reap_ready(struct simhost *h, struct simhost_result *res, unsigned ma
 		res[got++] = x->r;
 		free(x);
 	}
-	for (int i = 0; i < SIMHOST_MAX_LUNS && got < max; i++) {
+	for (int i = 0; i < h->lun_end && got < max; i++) {
 		struct hlun *l = &h->luns[i];
 		if (!l->k || !simk_inflight(l->k))
 			continue;
@@ -1062,7 +1093,7 @@ int simhost_reap(struct simhost *h, struct simhost_result *res, unsigned max, in
 			return n;
 		struct pollfd fds[SIMHOST_MAX_LUNS];
 		int nf = 0;
-		for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+		for (int i = 0; i < h->lun_end; i++)
 			if (h->luns[i].k && simk_inflight(h->luns[i].k))
 				fds[nf++] = (struct pollfd){.fd = simk_doorbell_fd(h->luns[i].k),
 							    .events = POLLIN};
@@ -1112,7 +1143,7 @@ static int hold_all(struct simhost *h)
 
 static int bring_all_luns(struct simhost *h)
 {
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++) {
+	for (int i = 0; i < h->lun_end; i++) {
 		if (!h->luns[i].used)
 			continue;
 		int rc = lun_bringup(h, i);
@@ -1130,7 +1161,7 @@ int simhost_reopen(struct simhost *h)
 	if (rc < 0)
 		return rc;
 	engine_stop(h);
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].dev)
 			tcmu_dev_stop(h->luns[i].dev);
 	rc = vpool_close(h->pool);
@@ -1455,7 +1486,7 @@ int simhost_close(struct simhost *h)
 {
 	int rc = hold_all(h);
 	engine_stop(h);
-	for (int i = 0; i < SIMHOST_MAX_LUNS; i++)
+	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].dev)
 			tcmu_dev_stop(h->luns[i].dev);
 	int rc2 = vpool_close(h->pool);

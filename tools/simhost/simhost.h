@@ -64,6 +64,17 @@ int simhost_create_pool(const char *path, uint64_t size, const struct vpool_para
 int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_params *prm,
 			   bool journal_file, enum simhost_io io, uint64_t seed,
 			   struct simhost **out, char *err, size_t errlen);
+/*
+ * As simhost_create_pool_ex(name, size, prm, false, SIMHOST_IO_CRASHSIM_MEM, ...)
+ * with the store a crashsim device on images the caller keeps
+ * (vblk_crashsim_create_on; the pool's size is theirs): they are zeros again
+ * when the host closes, and make no fresh pages (a fuzz target's pool per input).
+ * The host does not own them; one host at a time (-EBUSY).
+ */
+struct vblk_cs_images;
+int simhost_create_pool_on(const char *name, const struct vpool_params *prm,
+			   struct vblk_cs_images *images, uint64_t seed, struct simhost **out,
+			   char *err, size_t errlen);
 int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
 		      char *err, size_t errlen);
 /*

@@ -115,7 +115,13 @@ struct vblk_cs_images {
 	uint64_t size;
 	uint8_t *dirty;
 	bool busy; /* a device uses them */
+	uint64_t uses; /* devices made on them: every CS_ZERO_CHECK_EVERY-th checks the reset */
 };
+
+/* A tripwire for the dirty map: a write path that forgot to mark its blocks would
+ * leave bytes that the next device (the next fuzz input) sees as its own. Checking
+ * every image whole at every use would cost more than the reset saves. */
+#define CS_ZERO_CHECK_EVERY 64
 
 struct csdev {
 	struct vblk b;
@@ -1007,11 +1013,28 @@ void vblk_cs_images_free(struct vblk_cs_images *im)
 
 uint64_t vblk_cs_images_size(const struct vblk_cs_images *im) { return im ? im->size : 0; }
 
+static bool all_zero(const uint8_t *p, uint64_t n)
+{
+	static const uint8_t zero[CS_BLOCK];
+	for (uint64_t off = 0; off < n; off += CS_BLOCK) {
+		size_t k = n - off < CS_BLOCK ? (size_t)(n - off) : CS_BLOCK;
+		if (memcmp(p + off, zero, k))
+			return false;
+	}
+	return true;
+}
+
 int vblk_crashsim_create_on(struct vreactor *r, struct vblk_cs_images *im, uint64_t seed,
 			    struct vblk **out)
 {
 	if (!im)
 		return -EINVAL;
+	if (!im->busy && im->uses++ % CS_ZERO_CHECK_EVERY == 0 &&
+	    (!all_zero(im->visible, im->size) || !all_zero(im->durable, im->size))) {
+		fprintf(stderr, "vblk_crashsim: kept images not zero after their reset (a write "
+				"path that does not mark its blocks dirty)\n");
+		return -EUCLEAN;
+	}
 	struct csdev *d;
 	int rc = cs_new(r, im->size, seed, im, &d);
 	if (rc < 0)

@@ -618,6 +618,8 @@ static int write_main(struct preq *rq, struct psub *s)
 static void sub_committed(void *arg, int res)
 {
 	struct psub *s = arg;
+	if (res < 0)
+		s->rq->p->failed = true; /* its mapping is in memory only (pool_check_failed) */
 	sub_done(s, res < 0 ? -EIO : 0);
 }
 
@@ -805,6 +807,11 @@ static void sub_io_done(void *arg, int res)
 		return;
 	}
 	if (s->err) {
+		/* A write that failed may still land later (an RBD op that timed out is
+		 * not cancelled), over what a later write would put there: stop the pool,
+		 * as a failed journal commit does. A failed read changes nothing. */
+		if (rq->op != OP_READ && !s->prereading)
+			rq->p->failed = true;
 		if (s->kind == SK_ALLOC || s->kind == SK_COW)
 			pool_unreserve(rq->p, s->pext);
 		sub_done(s, s->err);

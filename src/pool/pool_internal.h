@@ -176,11 +176,16 @@ void pool_unreserve(struct vpool *p, uint64_t pext);
 /* Is pext in the free map? Reserve it if it is (the store sweep, sweep.c): true if it was. */
 bool pool_ext_is_free(const struct vpool *p, uint64_t pext);
 bool pool_take_if_free(struct vpool *p, uint64_t pext);
-/* The pool has failed (a journal or metadata write failed), or its store fenced this
- * gateway (vpool_fenced: then it fails from now on): entry points refuse requests. */
+/* The pool has failed (a journal commit, a metadata write or a data write failed:
+ * such a write may still land later, e.g. an RBD op that timed out), or its store
+ * fenced this gateway (vpool_fenced: then it fails from now on): entry points
+ * refuse requests, and so does a request that waited for locks (req_issue checks
+ * again once it holds them): after a failed commit, mappings applied in memory
+ * are not durable, so an overwrite through them would be acknowledged and lost at
+ * the next open (tests/unit/test_pool_write_failure.c). */
 static inline bool pool_check_failed(struct vpool *p)
 {
-	if (!p->failed && vpool_fenced(p))
+	if (!p->failed && (vpool_fenced(p) || (p->j && vjournal_failed(p->j))))
 		p->failed = true;
 	return p->failed;
 }

@@ -99,10 +99,12 @@ bool vblk_rbd_alua_fenced(const struct vblk_rbd_alua *r, uint16_t g);
  * peer opens the image again (it may still be fenced: removing its mark
  * would have the other paths report it standby while it answers
  * unavailable). No peers (n_peers 0: the deployment is not known): false,
- * every mark stays. Keys that are not a fenced mark: false.
+ * every mark stays. Keys that are not a fenced mark: false. The group this open
+ * fenced itself (fenced_now, its lock just broken; 0: none) is never stale,
+ * peer or not: the deployment's lists may differ while a gateway is added.
  */
-bool vblk_rbd_alua_mark_stale(const char *key, unsigned own, const uint16_t *peers,
-			      unsigned n_peers);
+bool vblk_rbd_alua_mark_stale(const char *key, unsigned own, unsigned fenced_now,
+			      const uint16_t *peers, unsigned n_peers);
 /* A fenced store's look client (vblk_rbd_alua_get) backs off after a failed
  * connect (a gateway cut off from the cluster: each try blocks the watch for
  * the look client's mount timeout): after the failures-th failure in a row,

@@ -298,8 +298,8 @@ bool vblk_rbd_alua_fenced(const struct vblk_rbd_alua *r, uint16_t g)
 	return false;
 }
 
-bool vblk_rbd_alua_mark_stale(const char *key, unsigned own, const uint16_t *peers,
-			      unsigned n_peers)
+bool vblk_rbd_alua_mark_stale(const char *key, unsigned own, unsigned fenced_now,
+			      const uint16_t *peers, unsigned n_peers)
 {
 	const size_t fl = strlen(VBLK_RBD_ALUA_FENCED_KEY);
 	if (!key || !peers || n_peers == 0 || strncmp(key, VBLK_RBD_ALUA_FENCED_KEY, fl))
@@ -309,6 +309,8 @@ bool vblk_rbd_alua_mark_stale(const char *key, unsigned own, const uint16_t *pee
 		return false; /* not a mark this code wrote: left alone */
 	if (f == own)
 		return false; /* the holder's own mark: alua_unfence's, not this rule's */
+	if (f == fenced_now)
+		return false; /* written by this very open: its gateway is fenced */
 	for (unsigned i = 0; i < n_peers; i++)
 		if (peers[i] == f)
 			return false;

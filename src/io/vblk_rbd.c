@@ -728,19 +728,28 @@ static void alua_unfence(struct rdev *d, unsigned g)
  * outside its [alua] group and peers), after its record is written. One list of
  * up to 64 marks per open (more are removed at the next opens); failures are
  * logged: a stale mark left only crowds the list, as before. */
-static void alua_prune_stale(struct rdev *d, const struct vblk_rbd_conf *conf)
+static void alua_prune_stale(struct rdev *d, const struct vblk_rbd_conf *conf, uint16_t broken)
 {
 	if (!conf || !conf->alua_n_peers || !conf->alua_peers)
 		return;
-	size_t kl = 4096, vl = 1024;
-	char *keys = malloc(kl), *vals = malloc(vl);
-	int rc = keys && vals ? rbd_metadata_list(d->img, VBLK_RBD_ALUA_FENCED_KEY, 64, keys, &kl,
-						   vals, &vl)
-			      : -ENOMEM;
+	size_t kl = 4096, vl = 4096;
+	char *keys = NULL, *vals = NULL;
+	int rc = -ERANGE;
+	/* The listing starts at the prefix but is not limited to it (the owner record's
+	 * value follows, and other keys): -ERANGE gives the sizes needed, tried once. */
+	for (int tries = 0; tries < 2 && rc == -ERANGE; tries++) {
+		free(keys);
+		free(vals);
+		keys = malloc(kl);
+		vals = malloc(vl);
+		rc = keys && vals ? rbd_metadata_list(d->img, VBLK_RBD_ALUA_FENCED_KEY, 64, keys, &kl,
+						      vals, &vl)
+				  : -ENOMEM;
+	}
 	for (size_t k = 0; rc == 0 && k < kl && keys[k]; k += strlen(keys + k) + 1) {
 		if (strnlen(keys + k, kl - k) == kl - k)
 			break; /* not NUL-terminated: the list's end */
-		if (!vblk_rbd_alua_mark_stale(keys + k, conf->alua_group, conf->alua_peers,
+		if (!vblk_rbd_alua_mark_stale(keys + k, conf->alua_group, broken, conf->alua_peers,
 					      conf->alua_n_peers))
 			continue;
 		rc = metadata_remove_raw(d, keys + k);
@@ -938,7 +947,7 @@ refused:
 		d->self_owner[0] = '\0'; /* not known: the watch then relies on the blocklist */
 	owner_set(d, j->conf);
 	alua_record_owner(d, own, broken);
-	alua_prune_stale(d, j->conf);
+	alua_prune_stale(d, j->conf, broken);
 	if ((rc = rbd_get_size(d->img, &j->size)) < 0 ||
 	    (d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
 	    (rc = rbd_set_image_notification(d->img, d->efd, EVENT_TYPE_EVENTFD)) < 0) {

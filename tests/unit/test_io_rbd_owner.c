@@ -207,21 +207,24 @@ static void test_alua_mark_stale(void **state)
 {
 	(void)state;
 	const uint16_t peers[] = {2, 3};
-	assert_true(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, peers, 2));
-	assert_true(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "65535", 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "2", 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "3", 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "1", 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, peers, 0));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, NULL, 2));
+	assert_true(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, 0, peers, 2));
+	assert_true(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "65535", 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "2", 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "3", 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "1", 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, 0, peers, 0));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, 0, NULL, 2));
 	/* not marks this code writes: left alone */
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_OWNER_KEY, 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_OWNER_KEY, 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "0", 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "65536", 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "07", 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "", 1, peers, 2));
-	assert_false(vblk_rbd_alua_mark_stale(NULL, 1, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_OWNER_KEY, 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_OWNER_KEY, 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "0", 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "65536", 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "07", 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "", 1, 0, peers, 2));
+	assert_false(vblk_rbd_alua_mark_stale(NULL, 1, 0, peers, 2));
+	/* the group this open fenced stays, in no peer list or not */
+	assert_false(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "100", 1, 100, peers, 2));
+	assert_true(vblk_rbd_alua_mark_stale(VBLK_RBD_ALUA_FENCED_KEY "101", 1, 100, peers, 2));
 }
 
 static void test_look_backoff(void **state)

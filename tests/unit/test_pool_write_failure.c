@@ -164,41 +164,62 @@ static void check_after_power_loss(struct vreactor **r, struct vpool *p, struct 
 	assert_int_equal(vpool_close(p), 0);
 }
 
+/* A pool whose journal is a separate store that can be made to fail (jf), with
+ * one 16 MiB volume v. */
+struct jpool {
+	struct vreactor *r;
+	struct vblk *dev, *jin;
+	struct failing jf;
+	struct vpool *p;
+	struct vvol *v;
+};
+
+static void jpool_open(struct jpool *e)
+{
+	assert_int_equal(vreactor_create(64, &e->r), 0);
+	uint64_t size = 64 * MIB;
+	struct vpool_params prm = {.size = size, .extent_size = 1 * MIB, .journal_size = 1 * MIB};
+	assert_int_equal(vblk_crashsim_create_mem(e->r, size, 1, &e->dev), 0);
+	assert_int_equal(
+		vblk_crashsim_create_mem(e->r, vpool_journal_store_size(&prm, size), 2, &e->jin), 0);
+	failing_init(&e->jf, e->r, e->jin);
+	prm.journal_dev = &e->jf.b;
+	assert_int_equal(vpool_format(e->dev, &prm), 0);
+	assert_int_equal(vpool_open_stores(e->dev, &e->jf.b, 0, &e->p, NULL), 0);
+	assert_int_equal(vpool_volume_create(e->p, "v", 16 * MIB, 512, &e->v), 0);
+}
+
+/* After check_after_power_loss, which closed the reopened pool. */
+static void jpool_close(struct jpool *e)
+{
+	vblk_close(e->jin);
+	vblk_close(e->dev);
+	vreactor_destroy(e->r);
+}
+
 /* The journal's commit times out: the allocating write fails, the pool stops, and
  * the overwrite of the same blocks (which needs no journal record) is refused. */
 static void test_journal_commit_fails(void **state)
 {
 	(void)state;
-	struct vreactor *r;
-	assert_int_equal(vreactor_create(64, &r), 0);
-	uint64_t size = 64 * MIB;
-	struct vpool_params prm = {.size = size, .extent_size = 1 * MIB, .journal_size = 1 * MIB};
-	struct vblk *dev, *jin;
-	assert_int_equal(vblk_crashsim_create_mem(r, size, 1, &dev), 0);
-	assert_int_equal(vblk_crashsim_create_mem(r, vpool_journal_store_size(&prm, size), 2, &jin), 0);
-	struct failing jf;
-	failing_init(&jf, r, jin);
-	prm.journal_dev = &jf.b;
-	assert_int_equal(vpool_format(dev, &prm), 0);
-	struct vpool *p;
-	assert_int_equal(vpool_open_stores(dev, &jf.b, 0, &p, NULL), 0);
-	struct vvol *v;
-	assert_int_equal(vpool_volume_create(p, "v", 16 * MIB, 512, &v), 0);
+	struct jpool e;
+	jpool_open(&e);
+	struct vreactor *r = e.r;
+	struct vpool *p = e.p;
+	struct vvol *v = e.v;
 	struct acked a = {0};
 	int rc;
 	write_noting(r, v, 4 * MIB, 0x11, &a, &rc); /* before: durable, acknowledged */
 	assert_int_equal(rc, 0);
-	jf.fail = true;
+	e.jf.fail = true;
 	write_noting(r, v, 0, 0xAA, &a, &rc);
 	assert_true(rc < 0);
-	jf.fail = false; /* the journal answers again; the overwrite needs no record */
+	e.jf.fail = false; /* the journal answers again; the overwrite needs no record */
 	assert_true(pool_failed(p));
 	write_noting(r, v, 0, 0xBB, &a, &rc);
 	assert_true(rc < 0); /* GOOD here was lost at the next open */
-	check_after_power_loss(&r, p, dev, jin, &a);
-	vblk_close(jin);
-	vblk_close(dev);
-	vreactor_destroy(r);
+	check_after_power_loss(&e.r, p, e.dev, e.jin, &a);
+	jpool_close(&e);
 }
 
 /* The same with the overwrite already admitted when the commit fails (it waits for
@@ -208,37 +229,27 @@ static void test_journal_commit_fails(void **state)
 static void test_journal_commit_fails_in_flight(void **state)
 {
 	(void)state;
-	struct vreactor *r;
-	assert_int_equal(vreactor_create(64, &r), 0);
-	uint64_t size = 64 * MIB;
-	struct vpool_params prm = {.size = size, .extent_size = 1 * MIB, .journal_size = 1 * MIB};
-	struct vblk *dev, *jin;
-	assert_int_equal(vblk_crashsim_create_mem(r, size, 1, &dev), 0);
-	assert_int_equal(vblk_crashsim_create_mem(r, vpool_journal_store_size(&prm, size), 2, &jin), 0);
-	struct failing jf;
-	failing_init(&jf, r, jin);
-	prm.journal_dev = &jf.b;
-	assert_int_equal(vpool_format(dev, &prm), 0);
-	struct vpool *p;
-	assert_int_equal(vpool_open_stores(dev, &jf.b, 0, &p, NULL), 0);
-	struct vvol *v;
-	assert_int_equal(vpool_volume_create(p, "v", 16 * MIB, 512, &v), 0);
+	struct jpool e;
+	jpool_open(&e);
+	struct vreactor *r = e.r;
+	struct vpool *p = e.p;
+	struct vvol *v = e.v;
 	static uint8_t b1[LEN], b2[LEN];
 	memset(b1, 0xAA, sizeof(b1));
 	memset(b2, 0xBB, sizeof(b2));
 	struct iovec i1 = {.iov_base = b1, .iov_len = LEN}, i2 = {.iov_base = b2, .iov_len = LEN};
 	struct wait w1 = {0}, w2 = {0};
-	jf.hold = true;
+	e.jf.hold = true;
 	assert_int_equal(vvol_write(v, 0, LEN, &i1, 1, done_cb, &w1), 0);
 	/* W1's data is written, its MAP applied in memory, its commit held */
-	for (int i = 0; i < 10000 && !jf.n_held; i++)
+	for (int i = 0; i < 10000 && !e.jf.n_held; i++)
 		assert_true(vreactor_run_once(r, 1) >= 0);
-	assert_true(jf.n_held > 0);
+	assert_true(e.jf.n_held > 0);
 	assert_false(w1.done);
 	assert_int_equal(vvol_write(v, 0, LEN, &i2, 1, done_cb, &w2), 0);
 	for (int i = 0; i < 20; i++)
 		assert_true(vreactor_run_once(r, 1) >= 0);
-	failing_release(&jf); /* the commit timed out */
+	failing_release(&e.jf); /* the commit timed out */
 	int rc1 = wait_run(r, &w1);
 	int rc2 = wait_run(r, &w2);
 	assert_true(rc1 < 0);
@@ -249,11 +260,9 @@ static void test_journal_commit_fails_in_flight(void **state)
 		a.byte[0] = 0xBB;
 		a.n = 1;
 	}
-	check_after_power_loss(&r, p, dev, jin, &a);
+	check_after_power_loss(&e.r, p, e.dev, e.jin, &a);
 	assert_true(rc2 < 0);
-	vblk_close(jin);
-	vblk_close(dev);
-	vreactor_destroy(r);
+	jpool_close(&e);
 }
 
 /* A home write (an in-place overwrite) times out: the pool stops, the next

@@ -96,6 +96,8 @@ reap() {
 fail() {
 	echo "serve_smoke: FAIL: $*" >&2
 	sed 's/^/  serve: /' "$log" >&2
+	# the guest's console (scripts/vm/run's serial log), to see where a stop stuck
+	[ -f build/vm-out/console.log ] && tail -n 40 build/vm-out/console.log | sed 's/^/  console: /' >&2
 	if [ -n "$pid" ]; then
 		kill -0 "$pid" 2>/dev/null && record
 		kill -INT "$pid" 2>/dev/null || true

@@ -724,6 +724,26 @@ static void alua_unfence(struct rdev *d, unsigned g)
 		vlog_warn(d->name, "cannot remove %s from the image: %s", key, strerror(-rc));
 }
 
+/* rbd_metadata_list from start (at most max entries) into buffers it allocates
+ * (*keys and *vals, NULL on entry: the caller frees both, on failure too) of *kl
+ * and *vl bytes to begin with. The listing starts at start but is not limited to
+ * keys with that prefix (the owner record's value may follow, and other keys):
+ * when the buffers are short librbd says how much it needs (-ERANGE), and the
+ * list is read again, three tries in all. */
+static int metadata_list(rbd_image_t img, const char *start, uint64_t max, char **keys,
+			 size_t *kl, char **vals, size_t *vl)
+{
+	int rc = -ERANGE;
+	for (int tries = 0; tries < 3 && rc == -ERANGE; tries++) {
+		free(*keys);
+		free(*vals);
+		*keys = malloc(*kl);
+		*vals = malloc(*vl);
+		rc = *keys && *vals ? rbd_metadata_list(img, start, max, *keys, kl, *vals, vl) : -ENOMEM;
+	}
+	return rc;
+}
+
 /* The holder's removal of stale fenced marks (vblk_rbd_alua_mark_stale: groups
  * outside its [alua] group and peers), after its record is written. One list of
  * up to 64 marks per open (more are removed at the next opens); failures are
@@ -734,18 +754,7 @@ static void alua_prune_stale(struct rdev *d, const struct vblk_rbd_conf *conf, u
 		return;
 	size_t kl = 4096, vl = 4096;
 	char *keys = NULL, *vals = NULL;
-	int rc = -ERANGE;
-	/* The listing starts at the prefix but is not limited to it (the owner record's
-	 * value follows, and other keys): -ERANGE gives the sizes needed, tried once. */
-	for (int tries = 0; tries < 2 && rc == -ERANGE; tries++) {
-		free(keys);
-		free(vals);
-		keys = malloc(kl);
-		vals = malloc(vl);
-		rc = keys && vals ? rbd_metadata_list(d->img, VBLK_RBD_ALUA_FENCED_KEY, 64, keys, &kl,
-						      vals, &vl)
-				  : -ENOMEM;
-	}
+	int rc = metadata_list(d->img, VBLK_RBD_ALUA_FENCED_KEY, 64, &keys, &kl, &vals, &vl);
 	for (size_t k = 0; rc == 0 && k < kl && keys[k]; k += strlen(keys + k) + 1) {
 		if (strnlen(keys + k, kl - k) == kl - k)
 			break; /* not NUL-terminated: the list's end */
@@ -1180,25 +1189,19 @@ static int alua_blocking(void *arg)
 	vblk_rbd_alua_parse(VBLK_RBD_ALUA_OWNER_KEY, sizeof(VBLK_RBD_ALUA_OWNER_KEY), ov,
 			    strlen(ov) + 1, &own_only);
 	/* the record's keys sort first after the prefix: the fenced groups, the
-	 * owner, then perhaps vaaid.owner (VBLK_RBD_OWNER_MAX) and others; librbd says
-	 * how much it needs when the buffers are short (-ERANGE) */
+	 * owner, then perhaps vaaid.owner (VBLK_RBD_OWNER_MAX) and others */
 	size_t kl = 1024, vl = 4096;
-	for (int tries = 0;; tries++) {
-		char *keys = malloc(kl), *vals = malloc(vl);
-		int rc = keys && vals ? rbd_metadata_list(img, VBLK_RBD_ALUA_PREFIX,
-							   VBLK_RBD_ALUA_MAX_FENCED + 2, keys, &kl,
-							   vals, &vl)
-				      : -ENOMEM;
-		if (rc == 0) {
-			vblk_rbd_alua_parse(keys, kl, vals, vl, j->out);
-			if (!j->out->owner) /* not within the list's bound */
-				j->out->owner = own_only.owner;
-		}
-		free(keys);
-		free(vals);
-		if (rc != -ERANGE || tries == 2)
-			return rc;
+	char *keys = NULL, *vals = NULL;
+	int rc = metadata_list(img, VBLK_RBD_ALUA_PREFIX, VBLK_RBD_ALUA_MAX_FENCED + 2, &keys, &kl,
+			       &vals, &vl);
+	if (rc == 0) {
+		vblk_rbd_alua_parse(keys, kl, vals, vl, j->out);
+		if (!j->out->owner) /* not within the list's bound */
+			j->out->owner = own_only.owner;
 	}
+	free(keys);
+	free(vals);
+	return rc;
 }
 
 int vblk_rbd_alua_get(struct vblk *b, struct vblk_rbd_alua *out)

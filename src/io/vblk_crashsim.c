@@ -776,11 +776,11 @@ static int cs_grow(struct vblk *b, uint64_t new_size)
 		return -EINVAL;
 	if (new_size == b->size)
 		return 0;
-	if (d->im) { /* kept images do not grow: the device takes copies of its own */
-		uint8_t *v = img_map(d->vis_cap), *du = img_map(d->dur_cap);
+	if (d->im) { /* kept images do not grow: the device takes copies of its own, grown */
+		uint8_t *v = img_map((size_t)new_size), *du = img_map((size_t)new_size);
 		if (!v || !du) {
-			img_unmap(v, d->vis_cap);
-			img_unmap(du, d->dur_cap);
+			img_unmap(v, (size_t)new_size);
+			img_unmap(du, (size_t)new_size);
 			return -ENOMEM;
 		}
 		memcpy(v, d->visible, d->vis_cap);
@@ -789,6 +789,7 @@ static int cs_grow(struct vblk *b, uint64_t new_size)
 		d->im = NULL;
 		d->visible = v;
 		d->durable = du;
+		d->vis_cap = d->dur_cap = (size_t)new_size; /* img_grow below: nothing to do */
 	}
 	int rc = img_grow(&d->visible, &d->vis_cap, new_size);
 	if (rc == 0)
@@ -1015,12 +1016,9 @@ uint64_t vblk_cs_images_size(const struct vblk_cs_images *im) { return im ? im->
 
 static bool all_zero(const uint8_t *p, uint64_t n)
 {
-	static const uint8_t zero[CS_BLOCK];
-	for (uint64_t off = 0; off < n; off += CS_BLOCK) {
-		size_t k = n - off < CS_BLOCK ? (size_t)(n - off) : CS_BLOCK;
-		if (memcmp(p + off, zero, k))
+	for (uint64_t off = 0; off < n; off += CS_BLOCK)
+		if (!block_is_zero(p + off, n - off < CS_BLOCK ? (size_t)(n - off) : CS_BLOCK))
 			return false;
-	}
 	return true;
 }
 

@@ -155,6 +155,27 @@ static void test_standby_unfence_keeps_lock(void **state)
 	rados_shutdown(cl);
 }
 
+/* A new 16 MiB image IMAGE-SUFFIX (its name and its spec "rbd:rbd/NAME" given
+ * back), open, holding twelve fenced marks of groups 100..111 (value 9) that no
+ * gateway answers for. */
+static rbd_image_t image_with_stale_marks(rados_ioctx_t io, const char *suffix, char *name,
+					  size_t nl, char *spec, size_t sl)
+{
+	snprintf(name, nl, "%s-%s", image, suffix);
+	snprintf(spec, sl, "rbd:rbd/%s", name);
+	rbd_remove(io, name);
+	int order = 20;
+	assert_int_equal(rbd_create(io, name, 16u << 20, &order), 0);
+	rbd_image_t img;
+	assert_int_equal(rbd_open(io, name, &img, NULL), 0);
+	for (unsigned g = 100; g < 112; g++) {
+		char k[64];
+		snprintf(k, sizeof(k), VBLK_RBD_ALUA_FENCED_KEY "%u", g);
+		assert_int_equal(rbd_metadata_set(img, k, "9"), 0);
+	}
+	return img;
+}
+
 static void test_owner_past_stale_marks(void **state)
 {
 	(void)state;
@@ -162,18 +183,8 @@ static void test_owner_past_stale_marks(void **state)
 	rados_ioctx_t io;
 	connect_rbd(&cl, &io);
 	char img_name[64], sp[96];
-	snprintf(img_name, sizeof(img_name), "%s-stale", image);
-	snprintf(sp, sizeof(sp), "rbd:rbd/%s", img_name);
-	rbd_remove(io, img_name);
-	int order = 20;
-	assert_int_equal(rbd_create(io, img_name, 16u << 20, &order), 0);
-	rbd_image_t img;
-	assert_int_equal(rbd_open(io, img_name, &img, NULL), 0);
-	for (unsigned g = 100; g < 112; g++) {
-		char k[64];
-		snprintf(k, sizeof(k), VBLK_RBD_ALUA_FENCED_KEY "%u", g);
-		assert_int_equal(rbd_metadata_set(img, k, "9"), 0);
-	}
+	rbd_image_t img = image_with_stale_marks(io, "stale", img_name, sizeof(img_name), sp,
+						 sizeof(sp));
 	assert_int_equal(rbd_close(img), 0);
 	struct vreactor *r;
 	assert_int_equal(vreactor_create(64, &r), 0);
@@ -198,18 +209,8 @@ static void test_owner_prunes_stale_marks(void **state)
 	rados_ioctx_t io;
 	connect_rbd(&cl, &io);
 	char img_name[64], sp[96];
-	snprintf(img_name, sizeof(img_name), "%s-prune", image);
-	snprintf(sp, sizeof(sp), "rbd:rbd/%s", img_name);
-	rbd_remove(io, img_name);
-	int order = 20;
-	assert_int_equal(rbd_create(io, img_name, 16u << 20, &order), 0);
-	rbd_image_t img;
-	assert_int_equal(rbd_open(io, img_name, &img, NULL), 0);
-	for (unsigned g = 100; g < 112; g++) {
-		char k[64];
-		snprintf(k, sizeof(k), VBLK_RBD_ALUA_FENCED_KEY "%u", g);
-		assert_int_equal(rbd_metadata_set(img, k, "9"), 0);
-	}
+	rbd_image_t img = image_with_stale_marks(io, "prune", img_name, sizeof(img_name), sp,
+						 sizeof(sp));
 	assert_int_equal(rbd_metadata_set(img, VBLK_RBD_ALUA_FENCED_KEY "2", "6"), 0);
 	assert_int_equal(rbd_close(img), 0);
 	struct vreactor *r;

@@ -204,21 +204,18 @@ static void test_journal_commit_fails(void **state)
 	(void)state;
 	struct jpool e;
 	jpool_open(&e);
-	struct vreactor *r = e.r;
-	struct vpool *p = e.p;
-	struct vvol *v = e.v;
 	struct acked a = {0};
 	int rc;
-	write_noting(r, v, 4 * MIB, 0x11, &a, &rc); /* before: durable, acknowledged */
+	write_noting(e.r, e.v, 4 * MIB, 0x11, &a, &rc); /* before: durable, acknowledged */
 	assert_int_equal(rc, 0);
 	e.jf.fail = true;
-	write_noting(r, v, 0, 0xAA, &a, &rc);
+	write_noting(e.r, e.v, 0, 0xAA, &a, &rc);
 	assert_true(rc < 0);
 	e.jf.fail = false; /* the journal answers again; the overwrite needs no record */
-	assert_true(pool_failed(p));
-	write_noting(r, v, 0, 0xBB, &a, &rc);
+	assert_true(pool_failed(e.p));
+	write_noting(e.r, e.v, 0, 0xBB, &a, &rc);
 	assert_true(rc < 0); /* GOOD here was lost at the next open */
-	check_after_power_loss(&e.r, p, e.dev, e.jin, &a);
+	check_after_power_loss(&e.r, e.p, e.dev, e.jin, &a);
 	jpool_close(&e);
 }
 
@@ -231,36 +228,33 @@ static void test_journal_commit_fails_in_flight(void **state)
 	(void)state;
 	struct jpool e;
 	jpool_open(&e);
-	struct vreactor *r = e.r;
-	struct vpool *p = e.p;
-	struct vvol *v = e.v;
 	static uint8_t b1[LEN], b2[LEN];
 	memset(b1, 0xAA, sizeof(b1));
 	memset(b2, 0xBB, sizeof(b2));
 	struct iovec i1 = {.iov_base = b1, .iov_len = LEN}, i2 = {.iov_base = b2, .iov_len = LEN};
 	struct wait w1 = {0}, w2 = {0};
 	e.jf.hold = true;
-	assert_int_equal(vvol_write(v, 0, LEN, &i1, 1, done_cb, &w1), 0);
+	assert_int_equal(vvol_write(e.v, 0, LEN, &i1, 1, done_cb, &w1), 0);
 	/* W1's data is written, its MAP applied in memory, its commit held */
 	for (int i = 0; i < 10000 && !e.jf.n_held; i++)
-		assert_true(vreactor_run_once(r, 1) >= 0);
+		assert_true(vreactor_run_once(e.r, 1) >= 0);
 	assert_true(e.jf.n_held > 0);
 	assert_false(w1.done);
-	assert_int_equal(vvol_write(v, 0, LEN, &i2, 1, done_cb, &w2), 0);
+	assert_int_equal(vvol_write(e.v, 0, LEN, &i2, 1, done_cb, &w2), 0);
 	for (int i = 0; i < 20; i++)
-		assert_true(vreactor_run_once(r, 1) >= 0);
+		assert_true(vreactor_run_once(e.r, 1) >= 0);
 	failing_release(&e.jf); /* the commit timed out */
-	int rc1 = wait_run(r, &w1);
-	int rc2 = wait_run(r, &w2);
+	int rc1 = wait_run(e.r, &w1);
+	int rc2 = wait_run(e.r, &w2);
 	assert_true(rc1 < 0);
-	assert_true(pool_failed(p));
+	assert_true(pool_failed(e.p));
 	struct acked a = {0};
 	if (rc2 == 0) {
 		a.off[0] = 0;
 		a.byte[0] = 0xBB;
 		a.n = 1;
 	}
-	check_after_power_loss(&e.r, p, e.dev, e.jin, &a);
+	check_after_power_loss(&e.r, e.p, e.dev, e.jin, &a);
 	assert_true(rc2 < 0);
 	jpool_close(&e);
 }

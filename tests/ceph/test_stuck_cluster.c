@@ -31,6 +31,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +54,9 @@
 #define OP_TIMEOUT 2u
 #define BOUND_MS (10000 * OP_TIMEOUT)
 #define BLOCK 4096u
+#define DEADLINE_S 340 /* < ctest TIMEOUT 400: cleaned up before SIGKILL */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define SIZE (64u * 1024 * 1024)
 
 static uint64_t now_ms(void)
@@ -173,12 +178,83 @@ struct eng {
 };
 
 static const char *cluster_script, *cluster_dir;
-static pid_t osd_pid, mon_pid;
+static char start_log[600];
+static pid_t osd_pid, mon_pid, start_pid;
 static struct eng engines[8];
 static unsigned n_engines;
 
+/* `CLUSTER_SCRIPT stop DIR` with fork/execv/waitpid only (async-signal-safe:
+ * cleanup also runs from the signal handler); 0 when the stop succeeded. */
+static int cluster_stop(void)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execl(cluster_script, cluster_script, "stop", cluster_dir, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* `CLUSTER_SCRIPT start DIR --mon-port auto` in a process group of its own
+ * (start_pid), so that cleanup can end a start still running -- the script and
+ * the daemons it started so far -- before it stops the cluster. */
+static int cluster_start(void)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		setpgid(0, 0);
+		/* stdout and stderr to a log: a `timeout` of the script runs in a group of
+		 * its own, outlives the group's kill and would hold ctest's pipe open */
+		int log = open(start_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (log >= 0) {
+			dup2(log, 1);
+			dup2(log, 2);
+		}
+		execl(cluster_script, cluster_script, "start", cluster_dir, "--mon-port", "auto",
+		      (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid); /* (both sides: whichever runs first) */
+	start_pid = pid;
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	start_pid = 0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static void say(const char *msg) /* async-signal-safe */
+{
+	if (write(2, msg, strlen(msg)) < 0)
+		return;
+}
+
+/* Stops what the test started, by PID: the engines, the frozen daemons thawed,
+ * the cluster. Also the signal handler's (ctest's SIGTERM, Ctrl-C, the test's
+ * own deadline): only async-signal-safe calls, the signals blocked meanwhile so
+ * that a handler never runs inside a cleanup of the main flow. */
 static void cleanup(void)
 {
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGALRM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if (start_pid > 0) { /* a start still running: the script and its daemons */
+		kill(-start_pid, SIGKILL);
+		waitpid(start_pid, NULL, 0);
+		start_pid = 0;
+	}
 	for (unsigned i = 0; i < n_engines; i++)
 		if (engines[i].pid > 0) {
 			kill(engines[i].pid, SIGKILL);
@@ -190,12 +266,11 @@ static void cleanup(void)
 	if (mon_pid > 0)
 		kill(mon_pid, SIGCONT);
 	if (cluster_dir) {
-		char cmd[1024];
-		snprintf(cmd, sizeof(cmd), "'%s' stop '%s'", cluster_script, cluster_dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "stuck_cluster: cluster stop failed\n");
+		if (cluster_stop() != 0)
+			say("stuck_cluster: cluster stop failed\n");
 		cluster_dir = NULL;
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static void die(const char *fmt, ...)
@@ -383,7 +458,8 @@ static void freeze(pid_t pid, const char *what, bool on)
 
 static void on_signal(int sig)
 {
-	(void)sig;
+	if (sig == SIGALRM)
+		say("stuck_cluster: FAIL: the test's own deadline of " STR(DEADLINE_S) " s passed; stopping the cluster\n");
 	cleanup();
 	_exit(1);
 }
@@ -398,8 +474,13 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTERM, on_signal); /* ctest's timeout: the cluster stopped all the same */
+	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	/* ctest's TIMEOUT kills with SIGKILL (CMake 3.25 has no TIMEOUT_SIGNAL_NAME),
+	 * which would leave the cluster running, maybe frozen: the test ends itself
+	 * first, cluster stopped, at its own deadline below ctest's (tests/CMakeLists.txt) */
+	signal(SIGALRM, on_signal);
+	alarm(DEADLINE_S);
 	static char dir[512], conf[600], exe[512];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
@@ -407,12 +488,13 @@ int main(int argc, char **argv)
 	exe[n] = '\0';
 	cluster_script = argv[1];
 	snprintf(dir, sizeof(dir), "%s/stuck-cluster-%d", argv[2], (int)getpid());
-	char cmd[1200];
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && '%s' start '%s' --mon-port auto >/dev/null",
-		 argv[2], cluster_script, dir);
+	if (mkdir(argv[2], 0755) < 0 && errno != EEXIST)
+		die("mkdir %s: %s", argv[2], strerror(errno));
 	cluster_dir = dir; /* stopped on every path from here (its script cleans a failed start) */
-	if (system(cmd) != 0)
-		die("the cluster did not start");
+	snprintf(start_log, sizeof(start_log), "%s.start.log", dir);
+	if (cluster_start() != 0)
+		die("the cluster did not start (its output: %s)", start_log);
+	unlink(start_log);
 	snprintf(conf, sizeof(conf), "%s/ceph.conf", dir);
 	setenv("CEPH_CONF", conf, 1);
 	osd_pid = read_pid(dir, "osd");

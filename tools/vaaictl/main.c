@@ -31,15 +31,17 @@
 
 /* All of buf, with send(MSG_NOSIGNAL): a daemon that closed the connection early
  * (stopping, or refusing) gives EPIPE and a message, not a SIGPIPE that kills
- * vaaictl silently. 0 or -1 (errno set). */
+ * vaaictl silently. 0 or -errno. */
 static int send_all(int fd, const char *buf, size_t len)
 {
 	while (len > 0) {
 		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return -1;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
 		buf += n;
 		len -= (size_t)n;
 	}
@@ -70,8 +72,19 @@ static int request(const char *sock, const char *line, json_object **out, char *
 		return 3;
 	}
 	size_t len = strlen(line);
-	if (send_all(fd, line, len) < 0 || send_all(fd, "\n", 1) < 0) {
-		snprintf(why, wl, "write to %s: %s", sock, strerror(errno));
+	int sent = send_all(fd, line, len);
+	if (!sent)
+		sent = send_all(fd, "\n", 1);
+	if (sent == -EAGAIN || sent == -EWOULDBLOCK) { /* SO_SNDTIMEO */
+		snprintf(why, wl, "vaaid did not take the request within %u ms", timeout_ms);
+		close(fd);
+		return 3;
+	}
+	/* A daemon that answered and closed before reading all of it (a refusal):
+	 * its answer is still to be read; only without one is the write's error
+	 * the message. */
+	if (sent && sent != -EPIPE && sent != -ECONNRESET) {
+		snprintf(why, wl, "write to %s: %s", sock, strerror(-sent));
 		close(fd);
 		return 3;
 	}
@@ -101,6 +114,11 @@ static int request(const char *sock, const char *line, json_object **out, char *
 		got += (size_t)n;
 	}
 	close(fd);
+	if ((!buf || !got) && sent) {
+		snprintf(why, wl, "write to %s: %s", sock, strerror(-sent));
+		free(buf);
+		return 3;
+	}
 	if (!buf || !got) {
 		snprintf(why, wl, "no answer from vaaid");
 		free(buf);

@@ -12,6 +12,10 @@
  * instead: 02h/04h/0Ch, after one ASYMMETRIC ACCESS STATE CHANGED (06h/2Ah/06h),
  * and REPORT TARGET PORT GROUPS says so (and shows the one peer active/optimized:
  * it took the pool) while the data commands are refused.
+ * Also when the first command to meet the fence is an EXTENDED COPY (extent
+ * sharing: a journal record the blocklisted client cannot write), not the
+ * copy's own COPY ABORTED: the same standby sense, and GET LBA STATUS after it
+ * (which memory alone could answer, stale) is refused too.
  */
 #include <signal.h>
 #include <errno.h>
@@ -26,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "scsi_build.h"
 #include "simhost.h"
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
@@ -54,6 +59,16 @@ static struct simhost_result run(struct simhost *h, const uint8_t *cdb, const vo
 	return r;
 }
 
+/* a 16-byte CDB without data-out, in_len bytes of data-in */
+static struct simhost_result run16(struct simhost *h, const uint8_t cdb[16], size_t in_len)
+{
+	uint64_t tag;
+	assert_int_equal(simhost_submit(h, 0, cdb, 16, NULL, 0, in_len, &tag), 0);
+	struct simhost_result r;
+	assert_int_equal(simhost_reap(h, &r, 1, 60000), 1);
+	return r;
+}
+
 static void expect_sense(struct simhost_result r, uint8_t key, uint8_t asc, uint8_t ascq)
 {
 	assert_int_equal(r.r.status, 2); /* CHECK CONDITION */
@@ -71,9 +86,33 @@ static void expect_standby(struct simhost_result r)
 	expect_sense(r, 0x2, 0x04, not_accessible_ascq);
 }
 
-static void fenced_lun(bool alua)
+/* the commands that meet the fence first: a READ, or an EXTENDED COPY */
+enum first { FIRST_READ, FIRST_XCOPY };
+
+/* EXTENDED COPY(LID1) of 2048 blocks (1 MiB: one whole extent, shared) from
+ * LBA 0 to LBA 8192 of LUN 0, as ESXi sends it */
+static struct simhost_result xcopy(struct simhost *h)
 {
-	snprintf(spec, sizeof(spec), "rbd:rbd/fenced-%d%s", (int)getpid(), alua ? "-alua" : "");
+	struct sb_cscd cscd[1] = {{.block_size = 512}};
+	assert_int_equal(simhost_lun_naa(h, 0, cscd[0].naa), 0);
+	const struct sb_segment seg[1] = {{.src = 0, .dst = 0, .nblocks = 2048, .src_lba = 0,
+					   .dst_lba = 8192}};
+	uint8_t list[SB_XCOPY_HDR + SB_XCOPY_CSCD_LEN + SB_XCOPY_SEG_LEN];
+	size_t len = sb_xcopy_list(list, sizeof(list), 0, SB_LIST_ID_NONE, cscd, 1, seg, 1);
+	assert_int_equal(len, sizeof(list));
+	uint8_t cdb[16];
+	sb_xcopy_cdb(cdb, (uint32_t)len);
+	uint64_t tag;
+	assert_int_equal(simhost_submit(h, 0, cdb, sizeof(cdb), list, len, 0, &tag), 0);
+	struct simhost_result r;
+	assert_int_equal(simhost_reap(h, &r, 1, 60000), 1);
+	return r;
+}
+
+static void fenced_lun(bool alua, enum first first)
+{
+	snprintf(spec, sizeof(spec), "rbd:rbd/fenced-%d%s%s", (int)getpid(), alua ? "-alua" : "",
+		 first == FIRST_XCOPY ? "-xcopy" : "");
 	not_accessible_ascq = alua ? 0x0C : 0x0B;
 	vblk_rbd_remove(spec, NULL);
 	struct vpool_params prm = {.extent_size = 1u << 20};
@@ -95,6 +134,11 @@ static void fenced_lun(bool alua)
 	struct simhost_result r = run(h, w0, data, sizeof(data), 0);
 	assert_int_equal(r.r.status, 0);
 	simhost_result_free(&r);
+	if (first == FIRST_XCOPY) { /* the copy works before the fence */
+		r = xcopy(h);
+		assert_int_equal(r.r.status, 0);
+		simhost_result_free(&r);
+	}
 
 	/* another gateway takes the image over */
 	struct vreactor *rb;
@@ -106,8 +150,18 @@ static void fenced_lun(bool alua)
 	 * itself); then a READ of blocks never written, which memory alone could
 	 * answer (stale: the new owner may have written them), an overwrite in place,
 	 * an allocating WRITE */
-	expect_standby(run(h, r0, NULL, 0, sizeof(data)));
-	if (alua) { /* the change is reported once, then RTPG: group 1 unavailable */
+	if (first == FIRST_XCOPY) {
+		expect_standby(xcopy(h));
+		/* GET LBA STATUS (SBC-4 5.8, 9Eh/12h) of LBA 0: refused, not answered
+		 * from the map in memory */
+		const uint8_t gls[16] = {0x9E, 0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x20, 0, 0};
+		if (alua) /* (the state change is reported once first) */
+			expect_sense(run16(h, gls, 32), 0x6, 0x2A, 0x06);
+		expect_standby(run16(h, gls, 32));
+	} else {
+		expect_standby(run(h, r0, NULL, 0, sizeof(data)));
+	}
+	if (alua && first == FIRST_READ) { /* the change is reported once, then RTPG: group 1 unavailable */
 		expect_sense(run(h, r9, NULL, 0, sizeof(data)), 0x6, 0x2A, 0x06);
 		const uint8_t rtpg[12] = {0xA3, 0x0A, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
 		uint64_t tag;
@@ -147,13 +201,25 @@ static void fenced_lun(bool alua)
 static void test_fenced_lun(void **state)
 {
 	(void)state;
-	fenced_lun(false);
+	fenced_lun(false, FIRST_READ);
 }
 
 static void test_fenced_lun_alua(void **state)
 {
 	(void)state;
-	fenced_lun(true);
+	fenced_lun(true, FIRST_READ);
+}
+
+static void test_fenced_xcopy(void **state)
+{
+	(void)state;
+	fenced_lun(false, FIRST_XCOPY);
+}
+
+static void test_fenced_xcopy_alua(void **state)
+{
+	(void)state;
+	fenced_lun(true, FIRST_XCOPY);
 }
 
 int main(void)
@@ -165,7 +231,8 @@ int main(void)
 		fprintf(stderr, "test_fenced_sense: CEPH_CONF is not set (run through ctest)\n");
 		return 1;
 	}
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_fenced_lun),
-					   cmocka_unit_test(test_fenced_lun_alua)};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fenced_lun), cmocka_unit_test(test_fenced_lun_alua),
+		cmocka_unit_test(test_fenced_xcopy), cmocka_unit_test(test_fenced_xcopy_alua)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

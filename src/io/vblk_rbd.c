@@ -831,8 +831,9 @@ static int self_addr(struct rdev *d, char *out, size_t cap)
  * lock) could land over this holder's acknowledged writes. The blocklist
  * names that client instance (its nonce), no one else, with the expiry the
  * lock break uses (rbd_blocklist_expire_seconds; 0: the cluster's
- * osd_blocklist_default_expire); rados_blocklist_add returns once this client
- * has the OSD map with the entry, so its own requests from now on carry it.
+ * osd_blocklist_default_expire); then this client waits for the latest OSD
+ * map (rados_wait_for_latest_osdmap), so its own requests from now on carry an
+ * epoch with the entry, and the OSDs refuse the old client before them.
  * A record that names no single client, or a blocklist that fails, fails the
  * open: never serve unfenced.
  */
@@ -862,6 +863,8 @@ static int fence_previous(struct rdev *d, const char *self, const char *broken)
 	vlog_warn(d->name, "fencing the previous holder %s (pid %d, its owner record) before "
 		  "serving: blocklisting it", rec.addr, rec.pid);
 	rc = rados_blocklist_add(d->cluster, rec.addr, (uint32_t)strtoul(expire, NULL, 10));
+	if (rc == 0) /* (librados waits for the map itself too: not relied on) */
+		rc = rados_wait_for_latest_osdmap(d->cluster);
 	if (rc < 0)
 		vlog_err(d->name, "cannot blocklist the previous holder %s: %s; not serving",
 			 rec.addr, strerror(-rc));

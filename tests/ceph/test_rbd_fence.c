@@ -12,7 +12,8 @@
  * straight to the data object as a queued OSD op would land (no lock in the
  * way), must be refused with -ESHUTDOWN (Ceph's EBLOCKLISTED), and B's block
  * must read back intact. Red without fence_previous: A's write succeeded and
- * B read A's bytes.
+ * B read A's bytes. Then an open of the image without a record fences nobody
+ * (the last holder, unnamed, stays off the blocklist); both opens are timed.
  * Also: a standby open (the lock held), a read-only view and an owner peek
  * never blocklist anyone (A, the holder named in the record, still writes and
  * is not on the blocklist); an open whose record names no single client fails
@@ -215,6 +216,24 @@ static void test_clean_release_then_open(void **state)
 	assert_string_not_equal(o.addr, a.addr); /* B recorded itself */
 	vblk_close(b);
 	holder_close(&a);
+
+	/* no record (removed by a client that took the lock): the next open fences
+	 * nobody -- B, the last holder but unnamed, is not blocklisted -- and its
+	 * time is an open's without the fence */
+	struct holder c;
+	holder_connect(&c);
+	assert_int_equal(rbd_lock_acquire(c.img, RBD_LOCK_MODE_EXCLUSIVE), 0);
+	assert_int_equal(rbd_metadata_remove(c.img, VBLK_RBD_OWNER_KEY), 0);
+	assert_int_equal(rbd_lock_release(c.img), 0);
+	holder_close(&c);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(vblk_rbd_open(r, spec, &conf, 0, &b), 0);
+	double plain_ms = ms_since(&t0);
+	printf("test_rbd_fence: an open with no record (nothing to fence) took %.0f ms\n", plain_ms);
+	assert_false(blocklisted(o.addr));
+	assert_int_equal(rw(r, b, false, back), (int)BLK);
+	assert_memory_equal(back, mine, BLK);
+	vblk_close(b);
 	free(mine);
 	free(back);
 	vreactor_destroy(r);

@@ -23,7 +23,7 @@
  *     array (the caller's may be gone before librbd reads it); it is freed
  *     before the caller's callback runs. Reads and writes complete with their
  *     full length or -errno; flush and discard with 0.
- * *   - Fencing: once another gateway broke the lock and blocklisted this
+ *   - Fencing: once another gateway broke the lock and blocklisted this
  *     client, every operation fails with -ESHUTDOWN (Ceph's EBLOCKLISTED);
  *     the pool then fails (a journal write that fails marks it failed) and
  *     acknowledges nothing more. A lock released cleanly is not broken, so

@@ -399,7 +399,10 @@ void vblk_crashsim_fault_stats(const struct vblk *b, struct vblk_crashsim_fault_
  * defaults (CEPH_CONF, client "admin", the configuration's keyring).
  * create_size > 0 creates the image (-EEXIST if it exists); 0 opens it. The
  * image's exclusive lock is taken at open: an image another client holds
- * fails with -EBUSY (no automatic lock transitions). librbd's cache is off, so a
+ * fails with -EBUSY (no automatic lock transitions). An open that takes the lock
+ * first blocklists the previous holder its owner record names (rbd_owner.h,
+ * vblk_rbd_owner_fence_needed) and records itself; if either fails, the open
+ * fails (docs/ceph.md "A lock released cleanly"). librbd's cache is off, so a
  * write is durable (on the OSDs) when librbd acknowledges it: VBLK_DSYNC adds
  * nothing, flush is librbd's. A build without librbd answers -EPROTONOSUPPORT.
  */

@@ -55,6 +55,26 @@ bool vblk_rbd_owner_is_dead_local(const struct vblk_rbd_owner *holder,
  * the host's interfaces, getifaddrs). False for anything unparsable.
  */
 bool vblk_rbd_addr_is_local(const char *addr, bool (*is_local)(int family, const void *ip));
+/*
+ * Does addr name one Ceph client instance, "IP:PORT/NONCE" (optionally "v1:"/
+ * "v2:", "[IPv6]"), with a nonce other than 0? A blocklist entry of such an
+ * address refuses only that instance (a client's nonce is random per
+ * instance); one with nonce 0 and port 0 would refuse every client of the IP.
+ */
+bool vblk_rbd_addr_instance(const char *addr);
+/*
+ * The previous holder's fence (docs/ceph.md "One writer, fenced"): an open that
+ * has just taken the image's lock blocklists the client its owner record names
+ * before recovery runs and before it serves, so that no write of that holder
+ * (one still queued in an OSD after a timeout, then a clean release) lands
+ * later. rec: the record (NULL: none); self: this client's address; broken: the
+ * client the lock break just blocklisted (NULL: none). 1: blocklist rec->addr;
+ * 0: nothing to fence (no record, this client, the broken one); -EINVAL: the
+ * record names no single client (vblk_rbd_addr_instance), so nobody can be
+ * fenced: the open must fail rather than serve unfenced.
+ */
+int vblk_rbd_owner_fence_needed(const struct vblk_rbd_owner *rec, const char *self,
+				const char *broken);
 
 /*
  * The pool's shared ALUA record (docs/ceph.md "ALUA": REPORT TARGET PORT GROUPS

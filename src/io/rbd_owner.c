@@ -208,31 +208,79 @@ static bool host_has_ip(int family, const void *ip)
 	return found;
 }
 
-bool vblk_rbd_addr_is_local(const char *addr, bool (*is_local)(int family, const void *ip))
+/* The IP of a Ceph client address ("IP:PORT/NONCE", "v2:...", "[IPv6]:...")
+ * into ip (4 or 16 bytes) and *family; returns what follows the IP (":PORT/NONCE"
+ * as written), or NULL when the IP does not parse. */
+static const char *addr_ip(const char *addr, int *family, unsigned char ip[16])
 {
 	if (!addr)
-		return false;
+		return NULL;
 	if (!strncmp(addr, "v1:", 3) || !strncmp(addr, "v2:", 3))
 		addr += 3;
 	char host[64];
 	const char *end;
-	int family;
 	if (addr[0] == '[') { /* [IPv6]:PORT/NONCE */
 		addr++;
 		end = strchr(addr, ']');
-		family = AF_INET6;
+		*family = AF_INET6;
 	} else { /* IPv4:PORT/NONCE */
 		end = strchr(addr, ':');
-		family = AF_INET;
+		*family = AF_INET;
 	}
 	if (!end || end == addr || (size_t)(end - addr) >= sizeof(host))
-		return false;
+		return NULL;
 	memcpy(host, addr, (size_t)(end - addr));
 	host[end - addr] = '\0';
+	if (inet_pton(*family, host, ip) != 1)
+		return NULL;
+	return end + (*family == AF_INET6); /* past the ']' */
+}
+
+bool vblk_rbd_addr_is_local(const char *addr, bool (*is_local)(int family, const void *ip))
+{
+	int family;
 	unsigned char ip[16];
-	if (inet_pton(family, host, ip) != 1)
+	if (!addr_ip(addr, &family, ip))
 		return false;
 	return (is_local ? is_local : host_has_ip)(family, ip);
+}
+
+/* Decimal digits only, no leading zero, at most max; the end in *end. */
+static bool addr_number(const char *s, unsigned long long max, unsigned long long *v,
+			const char **end)
+{
+	if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+		return false;
+	*v = 0;
+	for (; *s >= '0' && *s <= '9'; s++)
+		if ((*v = *v * 10 + (unsigned long long)(*s - '0')) > max)
+			return false;
+	*end = s;
+	return true;
+}
+
+bool vblk_rbd_addr_instance(const char *addr)
+{
+	int family;
+	unsigned char ip[16];
+	const char *t = addr_ip(addr, &family, ip);
+	unsigned long long port, nonce;
+	if (!t || *t != ':' || !addr_number(t + 1, 65535, &port, &t) || *t != '/' ||
+	    !addr_number(t + 1, 0xffffffffull, &nonce, &t) || *t)
+		return false;
+	return nonce != 0; /* nonce 0 (and port 0): Ceph blocklists the whole IP */
+}
+
+int vblk_rbd_owner_fence_needed(const struct vblk_rbd_owner *rec, const char *self,
+				const char *broken)
+{
+	if (!rec)
+		return 0; /* no record: no vaaid ever held the image */
+	if (!vblk_rbd_addr_instance(rec->addr))
+		return -EINVAL; /* "-", damaged, or a whole IP: not one client to fence */
+	if ((self && !strcmp(rec->addr, self)) || (broken && !strcmp(rec->addr, broken)))
+		return 0; /* this client, or the one the lock break just blocklisted */
+	return 1;
 }
 
 /* ---- the shared ALUA record (rbd_owner.h) */

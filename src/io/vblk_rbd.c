@@ -26,7 +26,11 @@
  *   - Fencing: once another gateway broke the lock and blocklisted this
  *     client, every operation fails with -ESHUTDOWN (Ceph's EBLOCKLISTED);
  *     the pool then fails (a journal write that fails marks it failed) and
- *     acknowledges nothing more.
+ *     acknowledges nothing more. A lock released cleanly is not broken, so
+ *     every open that takes the lock also blocklists the client the owner
+ *     record names (the previous holder, unless it is the one just broken)
+ *     before it records itself and serves (fence_previous): a write of that
+ *     holder still queued in an OSD cannot land later.
  *   - The shared ALUA record (rbd_owner.h, docs/ceph.md "The shared ALUA
  *     record"): right after taking the lock the holder writes its group as the
  *     owner and marks the group whose lock it broke fenced; an open that finds
@@ -591,7 +595,7 @@ static int connect_cluster(const struct vblk_rbd_conf *conf, const char *pool, r
  * -ESHUTDOWN (Ceph's EBLOCKLISTED), also those already in flight that the
  * OSDs had not applied: a gateway that was only cut off cannot write after.
  */
-static int break_lock(struct rdev *d)
+static int break_lock(struct rdev *d, char *broken, size_t cap)
 {
 	rbd_lock_mode_t mode;
 	char *owners[4];
@@ -607,6 +611,8 @@ static int break_lock(struct rdev *d)
 		rc = rbd_lock_break(d->img, RBD_LOCK_MODE_EXCLUSIVE, owners[i]);
 		if (rc == -ENOENT)
 			rc = 0; /* gone already */
+		if (rc == 0 && n == 1)
+			snprintf(broken, cap, "%s", owners[i]); /* blocklisted by the break */
 	}
 	rbd_lock_get_owners_cleanup(owners, n);
 	return rc;
@@ -795,26 +801,92 @@ static void alua_record_owner(struct rdev *d, unsigned own, uint16_t broken)
 		vlog_warn(d->name, "cannot write the ALUA record on the image: %s", strerror(-rc));
 }
 
-/* Record this process as the holder (after the lock is taken). A failure is
- * logged, not fatal: the record only speeds up a restart and informs ALUA, and
- * a record that is not the holder's is never acted on (its address). */
-static void owner_set(struct rdev *d, const struct vblk_rbd_conf *conf)
+/* This client's Ceph address (rados_getaddrs: "IP:PORT/NONCE"), one instance
+ * (vblk_rbd_addr_instance) or -EADDRNOTAVAIL: the owner record must name it. */
+static int self_addr(struct rdev *d, char *out, size_t cap)
+{
+	char *addr = NULL;
+	int rc = rados_getaddrs(d->cluster, &addr);
+	if (rc == 0 && (strlen(addr) >= cap || !vblk_rbd_addr_instance(addr)))
+		rc = -EADDRNOTAVAIL;
+	if (rc == 0)
+		snprintf(out, cap, "%s", addr);
+	else
+		vlog_err(d->name, "this client's Ceph address (%s) is not one client instance: "
+			 "the next holder could not fence it; not serving", addr ? addr : "none");
+	if (addr)
+		rados_buffer_free(addr);
+	return rc;
+}
+
+/*
+ * The previous holder's fence (docs/ceph.md "One writer, fenced"), right after
+ * the lock is taken and before the record, recovery or any write: the client
+ * the owner record names -- the last vaaid that held the lock and recorded
+ * itself before writing anything -- is blocklisted on the OSDs unless it is
+ * this client or the one the lock break just blocklisted
+ * (vblk_rbd_owner_fence_needed). A lock released cleanly needs no break, so
+ * without this a write of that holder still queued in an OSD (it timed out:
+ * its pool failed, nothing more acknowledged, then a normal stop released the
+ * lock) could land over this holder's acknowledged writes. The blocklist
+ * names that client instance (its nonce), no one else, with the expiry the
+ * lock break uses (rbd_blocklist_expire_seconds; 0: the cluster's
+ * osd_blocklist_default_expire); then this client waits for the latest OSD
+ * map (rados_wait_for_latest_osdmap), so its own requests from now on carry an
+ * epoch with the entry, and the OSDs refuse the old client before them.
+ * A record that names no single client, or a blocklist that fails, fails the
+ * open: never serve unfenced.
+ */
+static int fence_previous(struct rdev *d, const char *self, const char *broken)
+{
+	struct vblk_rbd_owner rec;
+	int rc = owner_get(d->img, &rec);
+	if (rc < 0 && rc != -ENOENT && rc != -EINVAL) {
+		vlog_err(d->name, "cannot read the owner record, so cannot fence the previous "
+			 "holder: %s", strerror(-rc));
+		return rc;
+	}
+	int need = rc == -EINVAL ? -EINVAL
+				 : vblk_rbd_owner_fence_needed(rc == 0 ? &rec : NULL, self, broken);
+	if (need < 0) {
+		vlog_err(d->name, "the owner record (%s) names no single Ceph client, so the previous "
+			 "holder cannot be fenced; not serving (after making sure that holder is "
+			 "stopped: rbd image-meta remove IMAGE " VBLK_RBD_OWNER_KEY ")",
+			 VBLK_RBD_OWNER_KEY);
+		return need;
+	}
+	if (need == 0)
+		return 0;
+	char expire[16] = "0";
+	if (rados_conf_get(d->cluster, "rbd_blocklist_expire_seconds", expire, sizeof(expire)) < 0)
+		snprintf(expire, sizeof(expire), "0");
+	vlog_warn(d->name, "fencing the previous holder %s (pid %d, its owner record) before "
+		  "serving: blocklisting it", rec.addr, rec.pid);
+	rc = rados_blocklist_add(d->cluster, rec.addr, (uint32_t)strtoul(expire, NULL, 10));
+	if (rc == 0) /* (librados waits for the map itself too: not relied on) */
+		rc = rados_wait_for_latest_osdmap(d->cluster);
+	if (rc < 0)
+		vlog_err(d->name, "cannot blocklist the previous holder %s: %s; not serving",
+			 rec.addr, strerror(-rc));
+	return rc;
+}
+
+/* Record this process as the holder (self: its Ceph address), after the lock is
+ * taken and the previous holder fenced, before anything is written: the next
+ * holder fences whom this names (fence_previous), so a failure fails the open. */
+static int owner_set(struct rdev *d, const struct vblk_rbd_conf *conf, const char *self)
 {
 	struct vblk_rbd_owner me;
 	char buf[VBLK_RBD_OWNER_MAX];
-	char *addr = NULL;
-	int rc = rados_getaddrs(d->cluster, &addr);
-	if (rc == 0)
-		rc = vblk_rbd_owner_self(&me, conf ? conf->alua_group : 0, addr);
-	if (addr)
-		rados_buffer_free(addr);
+	int rc = vblk_rbd_owner_self(&me, conf ? conf->alua_group : 0, self);
 	if (rc == 0)
 		rc = vblk_rbd_owner_format(&me, buf, sizeof(buf));
 	if (rc == 0)
 		rc = rbd_metadata_set(d->img, VBLK_RBD_OWNER_KEY, buf);
 	if (rc < 0)
-		vlog_warn(d->name, "cannot record this gateway as the image's owner: %s",
-			  strerror(-rc));
+		vlog_err(d->name, "cannot record this gateway as the image's owner: %s; not serving",
+			 strerror(-rc));
+	return rc;
 }
 
 struct peek_job {
@@ -934,11 +1006,12 @@ static int open_blocking(void *arg)
 	}
 	/* whose lock is broken: its group is marked fenced in the ALUA record */
 	uint16_t broken = take && rc == 0 && n == 1 ? holder_group(d, owner) : 0;
-	rc = take ? break_lock(d) : 0;
+	char broken_addr[sizeof(owner)] = "";
+	rc = take ? break_lock(d, broken_addr, sizeof(broken_addr)) : 0;
 	if (rc == 0)
 		rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
 	if (rc == -EROFS && j->takeover) { /* taken by a third client meanwhile */
-		rc = break_lock(d);
+		rc = break_lock(d, broken_addr, sizeof(broken_addr));
 		if (rc == 0)
 			rc = rbd_lock_acquire(d->img, RBD_LOCK_MODE_EXCLUSIVE);
 	}
@@ -954,7 +1027,12 @@ refused:
 	size_t held;
 	if (lock_owners(d, d->self_owner, sizeof(d->self_owner), &held) < 0 || held != 1)
 		d->self_owner[0] = '\0'; /* not known: the watch then relies on the blocklist */
-	owner_set(d, j->conf);
+	/* the previous holder fenced, then this one recorded, before anything is
+	 * written or served (recovery runs after the open returns) */
+	char self[sizeof(owner)];
+	if ((rc = self_addr(d, self, sizeof(self))) < 0 ||
+	    (rc = fence_previous(d, self, broken_addr)) < 0 || (rc = owner_set(d, j->conf, self)) < 0)
+		goto fail;
 	alua_record_owner(d, own, broken);
 	alua_prune_stale(d, j->conf, broken);
 	if ((rc = rbd_get_size(d->img, &j->size)) < 0 ||

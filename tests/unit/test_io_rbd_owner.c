@@ -154,6 +154,45 @@ static void test_addr_is_local(void **state)
 	assert_true(vblk_rbd_addr_is_local("127.0.0.1:0/1", NULL));
 }
 
+/* One client instance: an address a blocklist entry confines to that client.
+ * Nonce 0 would blocklist every client of the IP (Ceph's whole-IP entry). */
+static void test_addr_instance(void **state)
+{
+	(void)state;
+	const char *good[] = {"127.0.0.1:0/3701806198", "v2:127.0.0.1:0/5", "v1:10.0.0.2:6800/1",
+			      "[::1]:0/9", "192.0.2.7:0/4294967295"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(vblk_rbd_addr_instance(good[i]));
+	const char *bad[] = {"",           "-",           "127.0.0.1",        "127.0.0.1:0",
+			     "127.0.0.1:0/0", "127.0.0.1:0/", "127.0.0.1:0/01",  "127.0.0.1:0/1x",
+			     "127.0.0.1:70000/1", "127.0.0.1:0/4294967296", "[::1]/1", "[::1:0/1",
+			     ":0/1", "300.0.0.1:0/1", "127.0.0.1:0/1 ", NULL};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(vblk_rbd_addr_instance(bad[i]));
+}
+
+/* Whom an open that took the lock fences: the record's client, unless there is
+ * no record, it is this client, or the lock break already blocklisted it; a
+ * record naming no single client fails (-EINVAL: never serve unfenced). */
+static void test_fence_needed(void **state)
+{
+	(void)state;
+	struct vblk_rbd_owner rec;
+	assert_int_equal(vblk_rbd_owner_self(&rec, 0, "127.0.0.1:0/111"), 0);
+	const char *self = "127.0.0.1:0/222";
+	assert_int_equal(vblk_rbd_owner_fence_needed(NULL, self, NULL), 0);
+	assert_int_equal(vblk_rbd_owner_fence_needed(&rec, self, NULL), 1);
+	assert_int_equal(vblk_rbd_owner_fence_needed(&rec, self, "127.0.0.1:0/333"), 1);
+	assert_int_equal(vblk_rbd_owner_fence_needed(&rec, self, "127.0.0.1:0/111"), 0);
+	assert_int_equal(vblk_rbd_owner_fence_needed(&rec, "127.0.0.1:0/111", NULL), 0);
+	assert_int_equal(vblk_rbd_owner_fence_needed(&rec, NULL, NULL), 1);
+	const char *none[] = {"-", "127.0.0.1:0/0", "garbage"};
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		snprintf(rec.addr, sizeof(rec.addr), "%s", none[i]);
+		assert_int_equal(vblk_rbd_owner_fence_needed(&rec, self, none[i]), -EINVAL);
+	}
+}
+
 /* The shared ALUA record from rbd_metadata_list's answer: the keys under the
  * prefix (sorted, as the OSD lists them), fenced groups ascending and distinct,
  * anything else ignored; the list ends at the first key past the prefix. */
@@ -248,6 +287,8 @@ int main(void)
 		cmocka_unit_test(test_parse_refuses_damage),
 		cmocka_unit_test(test_dead_predecessor_rule),
 		cmocka_unit_test(test_addr_is_local),
+		cmocka_unit_test(test_addr_instance),
+		cmocka_unit_test(test_fence_needed),
 		cmocka_unit_test(test_alua_record_parse),
 		cmocka_unit_test(test_look_backoff),
 		cmocka_unit_test(test_alua_mark_stale),

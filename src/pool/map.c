@@ -54,6 +54,25 @@ void pool_map_free(struct vvol *v)
 	v->map.n_leaves = 0;
 }
 
+int pool_map_clone(struct vvol *dst, const struct vvol *src)
+{
+	uint64_t nl = src->map.n_leaves;
+	dst->map.dir = calloc(nl ? nl : 1, sizeof(*dst->map.dir));
+	dst->map.n_leaves = dst->map.dir ? nl : 0;
+	if (!dst->map.dir)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < nl; i++) {
+		if (!src->map.dir[i])
+			continue;
+		if (!(dst->map.dir[i] = malloc(sizeof(struct pool_map_leaf)))) {
+			pool_map_free(dst);
+			return -ENOMEM;
+		}
+		memcpy(dst->map.dir[i], src->map.dir[i], sizeof(struct pool_map_leaf));
+	}
+	return 0;
+}
+
 uint64_t pool_map_leaves(const struct vvol *v)
 {
 	uint64_t n = 0;

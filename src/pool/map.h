@@ -67,6 +67,9 @@ int pool_map_init(struct vvol *v, uint64_t n);
  * unchanged. */
 int pool_map_grow(struct vvol *v, uint64_t n);
 void pool_map_free(struct vvol *v);
+/* dst's map = a copy of src's (dst's fields other than the map are not touched; its map
+ * must be empty or freed); -ENOMEM with dst's map freed. A live checkpoint's frozen image. */
+int pool_map_clone(struct vvol *dst, const struct vvol *src);
 /* How many leaves the map holds now (tests, benchmarks). */
 uint64_t pool_map_leaves(const struct vvol *v);
 

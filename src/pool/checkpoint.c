@@ -24,6 +24,13 @@
  * a superblock naming it and the journal position, and finally frees the
  * journal ring and resumes appends. Loading also reads through a window. Data reads and in-place overwrites
  * continue throughout; only metadata changes wait.
+ *
+ * A live checkpoint (vpool_set_live_checkpoints, off by default; docs/snapshots.md
+ * section 12, step 3) pauses appends only until its freeze point (ckpt_freeze): the
+ * state is frozen there (ckpt_image.c: directories copied, map leaves shared and
+ * copied aside on change, the rest copied), appends resume, the frozen image is
+ * serialized, and the superblock names the freeze position as the replay start;
+ * the ring bytes before it are freed once that superblock is durable.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -104,9 +111,10 @@ static uint64_t count_runs(const struct vvol *v)
  * The serializer is resumable: ser_fill() produces the next whole items that
  * fit, so the asynchronous checkpoint writes the blob through a window of
  * CKPT_WIN bytes instead of holding all of it (24 MiB per TiB when no two
- * mapped extents are physically consecutive). This is sound because the
- * state cannot change while a checkpoint runs: every change is a journal
- * append, and appends are paused until the superblock is written.
+ * mapped extents are physically consecutive). This is sound because what it
+ * reads cannot change while a checkpoint runs: every change is a journal
+ * append, and appends are paused until the superblock is written -- or, for a
+ * live checkpoint, it reads the frozen image (ckpt_image.h).
  */
 enum { SER_HDR, SER_VOLS, SER_REFRUNS, SER_RUNS, SER_HYDR, SER_PARTIAL, SER_PAD, SER_DONE };
 #define SER_MAX_ITEM (8u + 8u * 64u) /* a partial entry with 16 MiB extents */
@@ -575,6 +583,10 @@ static void ckpt_sb_written(void *arg, int res)
 static void ckpt_blob_written(struct vpool *p)
 {
 	struct ckpt_state *c = p->ckpt;
+	if (pool_ckpt_view_broken(&c->view)) {
+		ckpt_finish(p, -ENOMEM); /* a leaf could not be copied aside: the blob is wrong */
+		return;
+	}
 	c->newsb = p->sb;
 	c->newsb.ckpt_active = !p->sb.ckpt_active;
 	c->newsb.ckpt_seq = p->sb.ckpt_seq + 1;

@@ -1,9 +1,10 @@
 /*
  * The checkpoint's view of the pool state (ckpt_image.h): the live state, or a
- * frozen copy of it for the live checkpoint. The copy takes the volume table,
- * each map's directory and leaves, the refcounts, the hydration list and the
- * validity bitmaps (their hash tables copied slot for slot, the values into one
- * block each): O(state) memcpy on the reactor, no I/O.
+ * frozen image of it for the live checkpoint. The image takes the volume table
+ * and each map's directory (O(leaves): the leaves are shared and copied aside
+ * by their first change, map.h), and copies the refcounts (4 bytes per extent),
+ * the hydration list and the validity bitmaps (their hash tables slot for slot,
+ * the values into one block each): memcpy on the reactor, no I/O.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,7 +54,7 @@ static int clone_hmap(struct hmap *dst, const struct hmap *src, size_t vsize, vo
 	return 0;
 }
 
-int pool_ckpt_view_freeze(const struct vpool *p, struct ckpt_view *v)
+int pool_ckpt_view_freeze(struct vpool *p, struct ckpt_view *v)
 {
 	pool_ckpt_view_live(p, v);
 	v->own_vols = calloc(p->n_vols ? p->n_vols : 1, sizeof(*v->own_vols));
@@ -62,12 +63,17 @@ int pool_ckpt_view_freeze(const struct vpool *p, struct ckpt_view *v)
 		goto nomem;
 	memcpy(v->own_refs, p->refs, p->n_ext * sizeof(*v->own_refs));
 	v->refs = v->own_refs;
+	/* A new generation: every leaf that exists now is the image's until copied aside. */
+	v->fz = &p->map_fz;
+	v->fz->gen = (v->fz->gen + 1) & 0x7fffffffu;
+	v->fz->active = true;
+	v->fz->broken = false;
 	for (unsigned i = 0; i < p->n_vols; i++) {
 		struct vvol *c = &v->own_vols[i];
 		*c = *p->vols[p->order[i]];
 		c->map.dir = NULL;
 		c->map.n_leaves = 0;
-		if (pool_map_clone(c, p->vols[p->order[i]]) < 0)
+		if (pool_map_share_dir(c, p->vols[p->order[i]]) < 0)
 			goto nomem;
 		v->vols[i] = c;
 	}
@@ -86,7 +92,9 @@ void pool_ckpt_view_free(struct ckpt_view *v)
 {
 	if (v->own_vols)
 		for (unsigned i = 0; i < v->n_vols; i++)
-			pool_map_free(&v->own_vols[i]);
+			pool_map_unshare_dir(&v->own_vols[i]);
+	if (v->fz)
+		v->fz->active = false; /* the maps own all their leaves again */
 	free(v->own_vols);
 	free(v->own_refs);
 	hmap_free(&v->own_hydr);
@@ -94,4 +102,9 @@ void pool_ckpt_view_free(struct ckpt_view *v)
 	free(v->own_hvals);
 	free(v->own_bvals);
 	memset(v, 0, sizeof(*v));
+}
+
+bool pool_ckpt_view_broken(const struct ckpt_view *v)
+{
+	return v->fz && v->fz->broken;
 }

@@ -3,8 +3,10 @@
  * The paused checkpoint (the default) serializes the live state, which cannot
  * change while appends are paused: pool_ckpt_view_live only points at it. The
  * live checkpoint (vpool_set_live_checkpoints, docs/snapshots.md section 8)
- * copies it at its freeze point (pool_ckpt_view_freeze) and serializes the
- * copy while appends go on.
+ * freezes it (pool_ckpt_view_freeze) and serializes the frozen image while
+ * appends go on: the maps' directories are copied, their leaves shared and
+ * copied aside by the first change after the freeze (map.h); the refcounts,
+ * hydration list and validity bitmaps are copied whole.
  */
 #ifndef VAAID_POOL_CKPT_IMAGE_H
 #define VAAID_POOL_CKPT_IMAGE_H
@@ -26,7 +28,9 @@ struct ckpt_view {
 	const uint32_t *refs;                        /* n_ext refcounts */
 	const struct hmap *hydr;                     /* pext -> struct hydr_ent */
 	const struct hmap *validity;                 /* pext -> bm_words x u64 */
-	/* pool_ckpt_view_freeze's copies (NULL / empty for a live view) */
+	/* pool_ckpt_view_freeze's copies (NULL / empty for a live view): the volumes with
+	 * directories sharing the maps' leaves (map.h, struct pool_map_freeze) */
+	struct pool_map_freeze *fz;
 	struct vvol *own_vols;
 	uint32_t *own_refs;
 	struct hmap own_hydr, own_validity;
@@ -34,9 +38,12 @@ struct ckpt_view {
 };
 
 void pool_ckpt_view_live(const struct vpool *p, struct ckpt_view *v);
-/* A copy of the state now; -ENOMEM (nothing to free then). */
-int pool_ckpt_view_freeze(const struct vpool *p, struct ckpt_view *v);
-/* Free a frozen view's copies (a live view: nothing); v is empty afterwards. */
+/* The frozen image of the state now; -ENOMEM (nothing to free then). */
+int pool_ckpt_view_freeze(struct vpool *p, struct ckpt_view *v);
+/* Free a frozen view's copies (a live view: nothing) and end the freeze; v is empty
+ * afterwards. */
 void pool_ckpt_view_free(struct ckpt_view *v);
+/* A leaf could not be copied aside (out of memory): the frozen image is wrong. */
+bool pool_ckpt_view_broken(const struct ckpt_view *v);
 
 #endif

@@ -245,6 +245,7 @@ static void pool_free_mem(struct vpool *p)
 		vpool_ctx_untrack(p, c);
 		c->discard(c);
 	}
+	pool_ckpt_free(p); /* first: a live one's frozen image shares the maps' leaves */
 	for (unsigned i = 0; i < VPOOL_MAX_VOLUMES; i++)
 		if (p->vols[i]) {
 			pool_map_free(p->vols[i]);
@@ -269,7 +270,6 @@ static void pool_free_mem(struct vpool *p)
 	pool_preback_free(p);
 	free(p->backed);
 	vjournal_destroy(p->j);
-	pool_ckpt_free(p);
 	free(p->refs);
 	pool_acct_free(p);
 	free(p->freebits);

@@ -122,6 +122,7 @@ struct vpool {
 	struct pend_free *unsh;
 	size_t unsh_head, unsh_tail, unsh_cap;
 	struct ckpt_state *ckpt;
+	struct pool_map_freeze map_fz; /* map.h: a live checkpoint's frozen leaves (ckpt_image.c) */
 	uint64_t checkpoints;
 	uint64_t checkpoint_ns; /* summed time of the completed ones */
 	uint64_t share_room_refused; /* shares refused by pool_ckpt_room (share.c) */

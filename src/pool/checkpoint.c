@@ -661,6 +661,7 @@ static int ckpt_freeze(struct vpool *p)
 {
 	struct ckpt_state *c = p->ckpt;
 	c->phase = VPOOL_CKPT_BLOB;
+	c->freeze_records = vjournal_records(p->j);
 	if (!c->live) {
 		pool_ckpt_view_live(p, &c->view);
 		return 0;
@@ -672,7 +673,6 @@ static int ckpt_freeze(struct vpool *p)
 		return rc;
 	vjournal_position(p->j, &c->freeze_start, &c->freeze_seq);
 	c->freeze_used = vjournal_used(p->j);
-	c->freeze_records = vjournal_records(p->j);
 	vjournal_resume(p->j);
 	return 0;
 }

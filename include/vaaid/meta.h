@@ -164,6 +164,14 @@ bool vjournal_can_append(const struct vjournal *j, uint16_t len);
 void vjournal_quiesce(struct vjournal *j, struct vj_waiter *w);
 void vjournal_position(const struct vjournal *j, uint64_t *start, uint64_t *seq);
 void vjournal_reset_start(struct vjournal *j);
+/*
+ * The live checkpoint (docs/snapshots.md section 8, step 3): it notes the
+ * position and vjournal_used() while quiesced (the freeze point), resumes
+ * appends at once, and once its superblock (naming that position as the
+ * replay start) is durable, frees the ring bytes before it: `mark` is what
+ * vjournal_used() returned at the freeze. Wakes vjournal_wait_room waiters.
+ */
+void vjournal_release_to(struct vjournal *j, uint64_t mark);
 void vjournal_resume(struct vjournal *j);
 bool vjournal_idle(const struct vjournal *j);
 /* Bytes of the ring in use since the last checkpoint, and the ring size. */

@@ -157,6 +157,18 @@ void vpool_ctx_untrack(struct vpool *p, struct vpool_ctx *c);
 /* Write a checkpoint now (synchronous). */
 int vpool_checkpoint(struct vpool *p);
 /*
+ * Live checkpoints (docs/snapshots.md sections 8 and 12, step 3; off by default):
+ * metadata appends pause only until the checkpoint's freeze point (the journal
+ * quiesced, the home copies of journal-carried writes durable, the state copied
+ * in memory), not while the blob and the superblock are written; the superblock
+ * names the freeze point as the replay start. From the next checkpoint on.
+ */
+int vpool_set_live_checkpoints(struct vpool *p, bool on);
+/* Where a checkpoint is (vpool_diag.ckpt_phase): idle, quiescing (appends paused; the
+ * default mode stays paused through all phases), writing the blob, writing the
+ * superblock. */
+enum { VPOOL_CKPT_IDLE, VPOOL_CKPT_QUIESCE, VPOOL_CKPT_BLOB, VPOOL_CKPT_SUPERBLOCK };
+/*
  * Give back to the store what it still holds of free extents (src/pool/sweep.c):
  * after a crash between a free's durable commit and its discard, an RBD image
  * keeps that data although no volume references it. Each free extent the store
@@ -172,6 +184,8 @@ void vpool_get_stats(const struct vpool *p, struct vpool_stats *st);
 struct vpool_diag {
 	unsigned inflight;            /* data requests in flight */
 	bool ckpt_running, failed;
+	int ckpt_phase, ckpt_fail_phase; /* VPOOL_CKPT_*: now; where the last failed one was */
+	uint64_t ckpt_live_records; /* journal records appended while live checkpoints wrote */
 	unsigned redo_inflight;       /* home writes of DATA records in flight */
 	size_t redo_pending;          /* extents with DATA records since the checkpoint */
 	bool redo_ckpt_waiting;       /* a checkpoint waits for redo_inflight == 0 */

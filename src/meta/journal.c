@@ -16,7 +16,9 @@
  * still fits, so an admitted record can always be committed; at half full the
  * owner is asked for a checkpoint. A checkpoint quiesces the journal (appends
  * paused, everything appended made durable), writes its state, then resets the
- * ring's start to the current position and resumes.
+ * ring's start to the current position and resumes. A live checkpoint
+ * (vjournal_release_to) resumes appends right after its freeze point and later
+ * frees only the ring bytes before that point.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -329,6 +331,14 @@ void vjournal_reset_start(struct vjournal *j)
 {
 	j->used = 0;
 	j->ckpt_requested = false;
+}
+
+void vjournal_release_to(struct vjournal *j, uint64_t mark)
+{
+	/* Commits since the freeze are all after it in the ring: used >= mark. */
+	j->used = j->used >= mark ? j->used - mark : 0;
+	j->ckpt_requested = false;
+	wake_room_waiters(j);
 }
 
 void vjournal_resume(struct vjournal *j)

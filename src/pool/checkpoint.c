@@ -24,12 +24,20 @@
  * a superblock naming it and the journal position, and finally frees the
  * journal ring and resumes appends. Loading also reads through a window. Data reads and in-place overwrites
  * continue throughout; only metadata changes wait.
+ *
+ * A live checkpoint (vpool_set_live_checkpoints, off by default; docs/snapshots.md
+ * section 12, step 3) pauses appends only until its freeze point (ckpt_freeze): the
+ * state is frozen there (ckpt_image.c: directories copied, map leaves shared and
+ * copied aside on change, the rest copied), appends resume, the frozen image is
+ * serialized, and the superblock names the freeze position as the replay start;
+ * the ring bytes before it are freed once that superblock is durable.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ckpt_image.h"
 #include "pool_internal.h"
 #include "vaaid/endian.h"
 #include "vaaid/util.h"
@@ -103,9 +111,10 @@ static uint64_t count_runs(const struct vvol *v)
  * The serializer is resumable: ser_fill() produces the next whole items that
  * fit, so the asynchronous checkpoint writes the blob through a window of
  * CKPT_WIN bytes instead of holding all of it (24 MiB per TiB when no two
- * mapped extents are physically consecutive). This is sound because the
- * state cannot change while a checkpoint runs: every change is a journal
- * append, and appends are paused until the superblock is written.
+ * mapped extents are physically consecutive). This is sound because what it
+ * reads cannot change while a checkpoint runs: every change is a journal
+ * append, and appends are paused until the superblock is written -- or, for a
+ * live checkpoint, it reads the frozen image (ckpt_image.h).
  */
 enum { SER_HDR, SER_VOLS, SER_REFRUNS, SER_RUNS, SER_HYDR, SER_PARTIAL, SER_PAD, SER_DONE };
 #define SER_MAX_ITEM (8u + 8u * 64u) /* a partial entry with 16 MiB extents */
@@ -121,25 +130,25 @@ struct ckpt_ser {
 	size_t it;         /* partial: hmap iterator */
 };
 
-static int ser_init(const struct vpool *p, struct ckpt_ser *s)
+static int ser_init(const struct ckpt_view *p, uint64_t room, struct ckpt_ser *s)
 {
 	memset(s, 0, sizeof(*s));
 	for (uint64_t i = 0; i < p->n_ext; i++)
 		if (i == 0 || p->refs[i] != p->refs[i - 1])
 			s->n_refruns++;
 	for (unsigned i = 0; i < p->n_vols; i++)
-		s->n_runs += count_runs(p->vols[p->order[i]]);
-	s->n_partial = p->validity.n;
-	s->n_hydr = p->hydr.n;
+		s->n_runs += count_runs(p->vols[i]);
+	s->n_partial = p->validity->n;
+	s->n_hydr = p->hydr->n;
 	uint64_t raw = CKPT_HDR + (uint64_t)p->n_vols * CKPT_VOL + s->n_refruns * CKPT_REFRUN +
 		       s->n_runs * CKPT_RUN + s->n_hydr * CKPT_HYDR +
 		       s->n_partial * (8 + 8ull * p->bm_words);
 	s->total = vround_up(raw, VJ_BLOCK);
-	return s->total > p->sb.ckpt_size ? -ENOSPC : 0;
+	return s->total > room ? -ENOSPC : 0;
 }
 
 /* Write the next whole items into w (at most cap bytes, cap >= SER_MAX_ITEM); returns bytes. */
-static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, size_t cap)
+static size_t ser_fill(const struct ckpt_view *p, struct ckpt_ser *s, uint8_t *w, size_t cap)
 {
 	size_t n = 0;
 	const size_t part = 8 + 8ull * p->bm_words;
@@ -170,7 +179,7 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			}
 			if (cap - n < CKPT_VOL)
 				goto full;
-			const struct vvol *v = p->vols[p->order[s->i++]];
+			const struct vvol *v = p->vols[s->i++];
 			memset(o, 0, CKPT_VOL);
 			vput_le16(o, v->idx);
 			vput_le32(o + 4, v->block_size);
@@ -206,7 +215,7 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 				s->it = 0;
 				break;
 			}
-			const struct vvol *v = p->vols[p->order[s->vol]];
+			const struct vvol *v = p->vols[s->vol];
 			uint64_t e = pool_map_next(v, s->e);
 			s->e = e;
 			if (e == v->n_vext) {
@@ -233,7 +242,7 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			size_t it = s->it;
 			uint64_t key;
 			void *val;
-			if (!hmap_next(&p->hydr, &it, &key, &val)) {
+			if (!hmap_next(p->hydr, &it, &key, &val)) {
 				s->section = SER_PARTIAL;
 				s->it = 0;
 				break;
@@ -252,7 +261,7 @@ static size_t ser_fill(const struct vpool *p, struct ckpt_ser *s, uint8_t *w, si
 			size_t it = s->it;
 			uint64_t key;
 			void *val;
-			if (!hmap_next(&p->validity, &it, &key, &val)) {
+			if (!hmap_next(p->validity, &it, &key, &val)) {
 				s->section = SER_PAD;
 				break;
 			}
@@ -287,13 +296,15 @@ full:
 int pool_ckpt_serialize(const struct vpool *p, uint8_t **out, uint64_t *len)
 {
 	struct ckpt_ser s;
-	int rc = ser_init(p, &s);
+	struct ckpt_view view;
+	pool_ckpt_view_live(p, &view);
+	int rc = ser_init(&view, p->sb.ckpt_size, &s);
 	if (rc < 0)
 		return rc;
 	uint8_t *b = pool_blob_alloc(s.total);
 	if (!b)
 		return -ENOMEM;
-	ser_fill(p, &s, b, s.total);
+	ser_fill(&view, &s, b, s.total);
 	if (s.section != SER_DONE) {
 		pool_blob_free(b, s.total);
 		return -EUCLEAN; /* the counts and the items disagree: cannot happen */
@@ -492,6 +503,14 @@ int pool_ckpt_load(struct vpool *p, struct vblk *dev, uint64_t off, uint64_t len
 /* ---- asynchronous checkpoint */
 
 struct ckpt_state {
+	bool live_mode; /* vpool_set_live_checkpoints: the next ones are live */
+	bool live;      /* the running one is live: appends go on after its freeze point */
+	int phase;      /* VPOOL_CKPT_* of the running one */
+	int fail_phase; /* where the last one that failed was (0: none failed) */
+	struct ckpt_view view;      /* what the running one serializes (live: the frozen copy) */
+	uint64_t freeze_start, freeze_seq, freeze_used; /* live: the journal at the freeze */
+	uint64_t freeze_records; /* live: vjournal_records at the freeze */
+	uint64_t live_records;   /* records appended while live ones wrote (tests' coverage) */
 	bool running;
 	uint64_t t0_ns;     /* when the running one started (the counters' checkpoint time) */
 	bool again; /* a synchronous caller wants one that starts after it asked */
@@ -521,15 +540,24 @@ static void ckpt_finish(struct vpool *p, int res)
 	struct ckpt_state *c = p->ckpt;
 	pool_blob_free(c->win, CKPT_WIN + VJ_BLOCK);
 	c->win = NULL;
+	pool_ckpt_view_free(&c->view);
+	if (c->live && c->phase >= VPOOL_CKPT_BLOB)
+		c->live_records += vjournal_records(p->j) - c->freeze_records;
 	if (res < 0) {
 		p->failed = true;
+		c->fail_phase = c->phase;
 	} else {
 		p->checkpoints++;
 		p->checkpoint_ns += vclock_ns() - c->t0_ns;
 	}
 	c->result = res;
 	c->running = false;
+	c->phase = VPOOL_CKPT_IDLE;
 	c->gen_done++;
+	/* Live: the ring before the freeze point is free once the superblock naming it is
+	 * durable (after `running` is cleared: a room waiter woken here may ask for the next). */
+	if (c->live && res >= 0)
+		vjournal_release_to(p->j, c->freeze_used);
 	vjournal_resume(p->j);
 	if (c->again) {
 		c->again = false;
@@ -542,8 +570,12 @@ static void ckpt_sb_written(void *arg, int res)
 	struct vpool *p = arg;
 	if (res >= 0) {
 		p->sb = p->ckpt->newsb;
-		vjournal_reset_start(p->j);
-		pool_redo_retired(p);
+		if (p->ckpt->live) {
+			pool_redo_retired_frozen(p); /* the ring is released in ckpt_finish */
+		} else {
+			vjournal_reset_start(p->j);
+			pool_redo_retired(p);
+		}
 	}
 	ckpt_finish(p, res < 0 ? res : 0);
 }
@@ -551,12 +583,23 @@ static void ckpt_sb_written(void *arg, int res)
 static void ckpt_blob_written(struct vpool *p)
 {
 	struct ckpt_state *c = p->ckpt;
+	if (pool_ckpt_view_broken(&c->view)) {
+		ckpt_finish(p, -ENOMEM); /* a leaf could not be copied aside: the blob is wrong */
+		return;
+	}
 	c->newsb = p->sb;
 	c->newsb.ckpt_active = !p->sb.ckpt_active;
 	c->newsb.ckpt_seq = p->sb.ckpt_seq + 1;
 	c->newsb.ckpt_len = c->len;
 	c->newsb.ckpt_crc = c->crc;
-	vjournal_position(p->j, &c->newsb.journal_start, &c->newsb.journal_seq);
+	if (c->live) {
+		/* Replay starts at the freeze point: the records after it are not in the blob. */
+		c->newsb.journal_start = c->freeze_start;
+		c->newsb.journal_seq = c->freeze_seq;
+	} else {
+		vjournal_position(p->j, &c->newsb.journal_start, &c->newsb.journal_seq);
+	}
+	c->phase = VPOOL_CKPT_SUPERBLOCK;
 	vio_op_init(&c->op, ckpt_sb_written, p);
 	int rc = vsb_submit(p->dev, &c->newsb, c->sbbuf, &c->op);
 	if (rc < 0)
@@ -569,7 +612,7 @@ static void ckpt_chunk_written(void *arg, int res);
 static void ckpt_write_next(struct vpool *p)
 {
 	struct ckpt_state *c = p->ckpt;
-	c->wfill += ser_fill(p, &c->ser, c->win + c->wfill, CKPT_WIN - c->wfill);
+	c->wfill += ser_fill(&c->view, &c->ser, c->win + c->wfill, CKPT_WIN - c->wfill);
 	/* The blob's length is a VJ_BLOCK multiple: the last window ends on a block. */
 	c->wlen = c->ser.section == SER_DONE ? c->wfill : c->wfill & ~(uint64_t)(VJ_BLOCK - 1);
 	if (!c->wlen) {
@@ -605,6 +648,35 @@ static void ckpt_chunk_written(void *arg, int res)
 
 static void ckpt_homes_durable(void *arg, int res);
 
+/*
+ * The freeze point: the journal is quiesced and the home copies of the writes it
+ * carries are durable. Paused (the default): the view is the live state, which stays
+ * still until the checkpoint ends. Live (docs/snapshots.md section 8, step 3): the
+ * state is copied, the journal's position noted (the new superblock's replay start)
+ * with the ring bytes used so far (freed when that superblock is durable) and the
+ * DATA records' pending set (retired then), and appends resume: everything appended
+ * from now on is after the freeze point, in the ring and in no blob.
+ */
+static int ckpt_freeze(struct vpool *p)
+{
+	struct ckpt_state *c = p->ckpt;
+	c->phase = VPOOL_CKPT_BLOB;
+	c->freeze_records = vjournal_records(p->j);
+	if (!c->live) {
+		pool_ckpt_view_live(p, &c->view);
+		return 0;
+	}
+	int rc = pool_ckpt_view_freeze(p, &c->view);
+	if (rc < 0)
+		return rc;
+	if ((rc = pool_redo_freeze(p)) < 0)
+		return rc;
+	vjournal_position(p->j, &c->freeze_start, &c->freeze_seq);
+	c->freeze_used = vjournal_used(p->j);
+	vjournal_resume(p->j);
+	return 0;
+}
+
 static void ckpt_quiesced(void *arg, int res)
 {
 	struct vpool *p = arg;
@@ -626,7 +698,9 @@ static void ckpt_homes_durable(void *arg, int res)
 		ckpt_finish(p, res);
 		return;
 	}
-	int rc = ser_init(p, &c->ser);
+	int rc = ckpt_freeze(p);
+	if (rc == 0)
+		rc = ser_init(&c->view, p->sb.ckpt_size, &c->ser);
 	if (rc < 0) {
 		ckpt_finish(p, rc);
 		return;
@@ -653,6 +727,8 @@ void pool_ckpt_request(void *owner)
 	if (!c->sbbuf && !(c->sbbuf = vblk_alloc_buf(VSB_SIZE)))
 		return;
 	c->running = true;
+	c->live = c->live_mode;
+	c->phase = VPOOL_CKPT_QUIESCE;
 	c->t0_ns = vclock_ns();
 	c->qw.fn = ckpt_quiesced;
 	c->qw.arg = p;
@@ -660,6 +736,25 @@ void pool_ckpt_request(void *owner)
 }
 
 bool pool_ckpt_busy(const struct vpool *p) { return p->ckpt && p->ckpt->running; }
+
+void pool_ckpt_phase(const struct vpool *p, int *phase, int *fail_phase, uint64_t *live_records)
+{
+	const struct ckpt_state *c = p->ckpt;
+	*phase = c ? c->phase : VPOOL_CKPT_IDLE;
+	*fail_phase = c ? c->fail_phase : 0;
+	*live_records = c ? c->live_records : 0;
+	if (c && c->live && c->phase >= VPOOL_CKPT_BLOB)
+		*live_records += vjournal_records(p->j) - c->freeze_records; /* the running one's */
+}
+
+int vpool_set_live_checkpoints(struct vpool *p, bool on)
+{
+	struct ckpt_state *c = ckpt_get(p);
+	if (!c)
+		return -ENOMEM;
+	c->live_mode = on; /* from the next checkpoint on */
+	return 0;
+}
 
 static bool ckpt_reached(const struct vpool *p, unsigned target)
 {
@@ -694,6 +789,7 @@ void pool_ckpt_free(struct vpool *p)
 	if (!p->ckpt)
 		return;
 	pool_blob_free(p->ckpt->win, CKPT_WIN + VJ_BLOCK);
+	pool_ckpt_view_free(&p->ckpt->view);
 	free(p->ckpt->sbbuf);
 	free(p->ckpt);
 	p->ckpt = NULL;

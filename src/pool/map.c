@@ -48,10 +48,34 @@ void pool_map_free(struct vvol *v)
 {
 	if (v->map.dir)
 		for (uint64_t i = 0; i < v->map.n_leaves; i++)
-			free(v->map.dir[i]);
+			if (v->map.dir[i])
+				pool_map_leaf_drop(&v->map, v->map.dir[i]); /* frozen: the image's */
 	free(v->map.dir);
 	v->map.dir = NULL;
 	v->map.n_leaves = 0;
+}
+
+int pool_map_share_dir(struct vvol *dst, const struct vvol *src)
+{
+	uint64_t nl = src->map.n_leaves;
+	dst->map.dir = malloc((nl ? nl : 1) * sizeof(*dst->map.dir));
+	dst->map.n_leaves = dst->map.dir ? nl : 0;
+	dst->map.fz = NULL;
+	if (!dst->map.dir)
+		return -ENOMEM;
+	if (nl)
+		memcpy(dst->map.dir, src->map.dir, nl * sizeof(*dst->map.dir));
+	return 0;
+}
+
+void pool_map_unshare_dir(struct vvol *dst)
+{
+	for (uint64_t i = 0; dst->map.dir && i < dst->map.n_leaves; i++)
+		if (dst->map.dir[i] && dst->map.dir[i]->aside)
+			free(dst->map.dir[i]); /* no map holds it any more */
+	free(dst->map.dir);
+	dst->map.dir = NULL;
+	dst->map.n_leaves = 0;
 }
 
 uint64_t pool_map_leaves(const struct vvol *v)

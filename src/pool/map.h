@@ -23,8 +23,10 @@
 #define VAAID_POOL_MAP_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vaaid/pool.h"
 
@@ -38,11 +40,29 @@ struct vpool;
 struct pool_map_leaf {
 	uint64_t ent[POOL_MAP_LEAF];
 	uint32_t n_mapped; /* entries that are not 0: never 0 while the leaf exists */
+	uint32_t gen : 31; /* the freeze generation it was made in (struct pool_map_freeze) */
+	uint32_t aside : 1; /* a frozen image's only: no map holds it any more */
+};
+
+/*
+ * A live checkpoint's frozen image shares the maps' leaves (ckpt_image.c): at its
+ * freeze point the pool's generation goes up and `active` is set; a leaf made in an
+ * older generation is then the image's too, and pool_map_set copies it before the
+ * first change ("aside": the map takes the copy, the image keeps the old leaf, which
+ * it frees), and never frees it (a leaf emptied or a map freed leaves it to the
+ * image). Generations are compared for equality modulo 2^31: a leaf untouched for
+ * exactly 2^31 checkpoints would be taken for a new one (68 years at one per second).
+ */
+struct pool_map_freeze {
+	uint32_t gen;
+	bool active;
+	bool broken; /* a leaf could not be copied aside: the image is wrong, the checkpoint fails */
 };
 
 struct pool_map {
 	struct pool_map_leaf **dir; /* n_leaves pointers, NULL = every entry 0 */
 	uint64_t n_leaves;
+	const struct pool_map_freeze *fz; /* the pool's (NULL: never frozen) */
 };
 
 struct vvol {
@@ -67,6 +87,12 @@ int pool_map_init(struct vvol *v, uint64_t n);
  * unchanged. */
 int pool_map_grow(struct vvol *v, uint64_t n);
 void pool_map_free(struct vvol *v);
+/* A live checkpoint's frozen image (ckpt_image.c), with the pool's generation raised and
+ * active (struct pool_map_freeze): dst's map = a copy of src's directory sharing its
+ * leaves (O(leaves)); -ENOMEM, dst's map empty. pool_map_unshare_dir frees the copy and
+ * the leaves only the image held (copied aside, emptied, or of a map freed meanwhile). */
+int pool_map_share_dir(struct vvol *dst, const struct vvol *src);
+void pool_map_unshare_dir(struct vvol *dst);
 /* How many leaves the map holds now (tests, benchmarks). */
 uint64_t pool_map_leaves(const struct vvol *v);
 
@@ -76,25 +102,64 @@ static inline uint64_t pool_map_get(const struct vvol *v, uint64_t vext)
 	return l ? l->ent[vext & POOL_MAP_LEAF_MASK] : 0;
 }
 
+/* Is l shared with a live checkpoint's frozen image (struct pool_map_freeze)? */
+static inline bool pool_map_leaf_frozen(const struct pool_map *m, const struct pool_map_leaf *l)
+{
+	return m->fz && m->fz->active && l->gen != (m->fz->gen & 0x7fffffffu);
+}
+
+/* Leave a frozen leaf to the image (it frees it); free any other. */
+static inline void pool_map_leaf_drop(const struct pool_map *m, struct pool_map_leaf *l)
+{
+	if (pool_map_leaf_frozen(m, l))
+		l->aside = 1;
+	else
+		free(l);
+}
+
 static inline int pool_map_set(struct vvol *v, uint64_t vext, uint64_t new1)
 {
 	struct pool_map_leaf **slot = &v->map.dir[vext >> POOL_MAP_LEAF_SHIFT];
 	struct pool_map_leaf *l = *slot;
+	uint64_t *e = l ? &l->ent[vext & POOL_MAP_LEAF_MASK] : NULL;
+	int d = (new1 != 0) - (e && *e != 0);
 	if (!l) {
 		if (!new1)
 			return 0;
 		if (!(l = calloc(1, sizeof(*l))))
 			return -ENOMEM;
+		l->gen = v->map.fz ? v->map.fz->gen & 0x7fffffffu : 0;
 		*slot = l;
+	} else if (*e == new1) {
+		return 0;
+	} else if (pool_map_leaf_frozen(&v->map, l)) {
+		if (!(l->n_mapped + (uint32_t)d)) { /* emptied: the image keeps it as it is */
+			v->mapped--;
+			l->aside = 1;
+			*slot = NULL;
+			return 0;
+		}
+		/* Copied aside: the frozen image keeps l. Out of memory, l changes in place
+		 * and the image is marked broken, so that the checkpoint fails (never a wrong
+		 * blob): a change of a mapped entry never fails (the rules above). */
+		struct pool_map_leaf *c = malloc(sizeof(*c));
+		if (c) {
+			memcpy(c, l, sizeof(*c));
+			c->gen = v->map.fz->gen & 0x7fffffffu;
+			c->aside = 0;
+			l->aside = 1;
+			*slot = l = c;
+		} else {
+			((struct pool_map_freeze *)v->map.fz)->broken = true;
+		}
 	}
-	uint64_t *e = &l->ent[vext & POOL_MAP_LEAF_MASK];
-	int d = (new1 != 0) - (*e != 0);
+	e = &l->ent[vext & POOL_MAP_LEAF_MASK];
 	*e = new1;
 	v->mapped += (uint64_t)(int64_t)d;
 	l->n_mapped += (uint32_t)d;
 	if (!l->n_mapped) {
-		free(l);
 		*slot = NULL;
+		pool_map_leaf_drop(&v->map, l); /* broken image: a frozen one emptied in place */
 	}
 	return 0;
 }

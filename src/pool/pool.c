@@ -245,6 +245,7 @@ static void pool_free_mem(struct vpool *p)
 		vpool_ctx_untrack(p, c);
 		c->discard(c);
 	}
+	pool_ckpt_free(p); /* first: a live one's frozen image shares the maps' leaves */
 	for (unsigned i = 0; i < VPOOL_MAX_VOLUMES; i++)
 		if (p->vols[i]) {
 			pool_map_free(p->vols[i]);
@@ -262,13 +263,13 @@ static void pool_free_mem(struct vpool *p)
 	hmap_free(&p->locks);
 	hmap_free(&p->unshared);
 	hmap_free(&p->redo_pending);
+	hmap_free(&p->redo_retiring);
 	pool_redo_scan_free(p);
 	free(p->unsh);
 	pool_hydrator_free(p);
 	pool_preback_free(p);
 	free(p->backed);
 	vjournal_destroy(p->j);
-	pool_ckpt_free(p);
 	free(p->refs);
 	pool_acct_free(p);
 	free(p->freebits);
@@ -574,6 +575,7 @@ void vpool_get_diag(const struct vpool *p, struct vpool_diag *out)
 	memset(out, 0, sizeof(*out));
 	out->inflight = p->inflight;
 	out->ckpt_running = pool_ckpt_busy(p);
+	pool_ckpt_phase(p, &out->ckpt_phase, &out->ckpt_fail_phase, &out->ckpt_live_records);
 	out->failed = p->failed;
 	out->redo_inflight = p->redo_inflight;
 	out->redo_pending = p->redo_pending.n;

@@ -122,6 +122,7 @@ struct vpool {
 	struct pend_free *unsh;
 	size_t unsh_head, unsh_tail, unsh_cap;
 	struct ckpt_state *ckpt;
+	struct pool_map_freeze map_fz; /* map.h: a live checkpoint's frozen leaves (ckpt_image.c) */
 	uint64_t checkpoints;
 	uint64_t checkpoint_ns; /* summed time of the completed ones */
 	uint64_t share_room_refused; /* shares refused by pool_ckpt_room (share.c) */
@@ -138,6 +139,9 @@ struct vpool {
 	struct vpool_ctx *ctxs; /* callers' contexts (vpool_ctx_track) */
 	/* redo.c: extents with DATA records since the last checkpoint (pext -> 1) */
 	struct hmap redo_pending;
+	/* redo.c: a live checkpoint's pending set as of its freeze point, retired when its
+	 * superblock is durable (the records after the freeze stay in redo_pending) */
+	struct hmap redo_retiring;
 	unsigned redo_inflight;        /* home writes of DATA records in flight */
 	struct vio_op *redo_ckpt_wait; /* run when redo_inflight reaches 0 */
 	struct vio_op *redo_then;      /* the checkpoint's continuation */
@@ -225,6 +229,10 @@ int pool_apply_data(struct vpool *p, const uint8_t *b, uint16_t len);
 void pool_redo_home_done(struct vpool *p);
 void pool_redo_before_ckpt(struct vpool *p, struct vio_op *then);
 void pool_redo_retired(struct vpool *p);
+/* A live checkpoint's freeze point: the pending set so far retires with its superblock
+ * (pool_redo_retired_frozen); extents with DATA records after it stay pending. -ENOMEM. */
+int pool_redo_freeze(struct vpool *p);
+void pool_redo_retired_frozen(struct vpool *p);
 
 /* validity.c */
 uint64_t *pool_validity(const struct vpool *p, uint64_t pext); /* NULL = fully valid */
@@ -301,6 +309,8 @@ int pool_ckpt_serialize(const struct vpool *p, uint8_t **out, uint64_t *len);
 void pool_ckpt_request(void *owner);              /* journal callback: start async */
 int pool_ckpt_sync(struct vpool *p);              /* start (or join) and wait */
 bool pool_ckpt_busy(const struct vpool *p);
+/* vpool_get_diag */
+void pool_ckpt_phase(const struct vpool *p, int *phase, int *fail_phase, uint64_t *live_records);
 void pool_ckpt_free(struct vpool *p);
 
 /* acct.c: space accounting (docs/snapshots.md section 6). A reference's holder: a

@@ -58,6 +58,7 @@ int pool_apply_vol_create(struct vpool *p, uint16_t idx, const char *name, uint6
 		free(v);
 		return -ENOMEM;
 	}
+	v->map.fz = &p->map_fz;
 	p->vols[idx] = v;
 	p->order[p->n_vols++] = idx;
 	return 0;

@@ -27,7 +27,9 @@
  * plain in-place overwrites -- a small one is carried in the journal too
  * (replayed in order), a larger one writes its granules whole with DSYNC and
  * logs VALID for them (which makes the older DATA bytes there stale). The
- * pending set is emptied when a checkpoint's superblock is durable.
+ * pending set is emptied when a checkpoint's superblock is durable (a live
+ * checkpoint, which lets appends continue after its freeze point, retires only
+ * the set as of that point: pool_redo_freeze).
  * Because replay decides per DATA record from what comes *after* it, opening a
  * pool scans the journal twice: pool_redo_scan collects the DATA records and
  * marks what later records make stale, then the normal replay applies
@@ -65,7 +67,8 @@ uint16_t pool_redo_record_len(uint32_t len) { return (uint16_t)(DATA_HDR + len);
 
 bool pool_redo_pending(const struct vpool *p, uint64_t pext)
 {
-	return p->redo_pending.n && hmap_get(&p->redo_pending, pext) != NULL;
+	return (p->redo_pending.n && hmap_get(&p->redo_pending, pext) != NULL) ||
+	       (p->redo_retiring.n && hmap_get(&p->redo_retiring, pext) != NULL);
 }
 
 static int mark_pending(struct vpool *p, uint64_t pext)
@@ -285,4 +288,25 @@ void pool_redo_retired(struct vpool *p)
 	void *v;
 	for (size_t it = 0; p->redo_pending.n && (it = 0, hmap_next(&p->redo_pending, &it, &k, &v));)
 		hmap_del(&p->redo_pending, k);
+}
+
+int pool_redo_freeze(struct vpool *p)
+{
+	if (p->redo_retiring.n)
+		return -EBUSY; /* the previous live checkpoint failed: the pool has failed */
+	struct hmap fresh;
+	if (hmap_init(&fresh, 64) < 0)
+		return -ENOMEM;
+	hmap_free(&p->redo_retiring);
+	p->redo_retiring = p->redo_pending;
+	p->redo_pending = fresh;
+	return 0;
+}
+
+/* The live checkpoint's superblock is durable: the DATA records before its freeze point
+ * are retired (an extent with later ones is in redo_pending too and stays pending). */
+void pool_redo_retired_frozen(struct vpool *p)
+{
+	hmap_free(&p->redo_retiring);
+	memset(&p->redo_retiring, 0, sizeof(p->redo_retiring));
 }

@@ -77,7 +77,8 @@
  *
  *   crash_suite [--fault tear|trash|alloc] [--points N] [--seed S | --commit HASH
  *               [--salt N]] [--check VAAI_CHECK] [--verbose] [--no-coverage-check]
- *               [--whole-granules] [--self-test] [--rbd CEPHPOOL [--mutate-ack-killed]]
+ *               [--whole-granules] [--live-checkpoints] [--self-test]
+ *               [--rbd CEPHPOOL [--mutate-ack-killed]]
  * --rbd CEPHPOOL: the same workload and model with the pool on an RBD image of
  * CEPH_CONF's cluster (journal inside, as the daemon's), through simhost's
  * io=rbd_kill: at each crash point the engine is killed instead of the power
@@ -96,6 +97,10 @@
  * the last data write that became durable with random bytes
  * (VBLK_CS_INJECT_GARBAGE): the run passes when the data check catches such
  * garbage, and fails if it never does (or fails otherwise).
+ * --live-checkpoints: the pool's checkpoints are live (vpool_set_live_checkpoints:
+ * appends go on while the blob and the superblock are written; the superblock names
+ * the freeze point as the replay start), so power is lost inside every window of
+ * one; docs/snapshots.md section 12, step 3.
  * --whole-granules: partial-granule writes in place are read-modify-writes of
  * whole granules, as on a store that serializes unaligned direct writes
  * (datapath.c; simhost_whole_granules).
@@ -196,6 +201,7 @@ struct suite {
 	bool verbose;
 	bool no_coverage; /* --no-coverage-check */
 	bool whole;       /* --whole-granules */
+	bool live_ckpt;   /* --live-checkpoints: vpool_set_live_checkpoints */
 	const char *rbd;  /* --rbd CEPHPOOL: the pool on an RBD image, the engine killed */
 	bool mutate_ack;  /* --mutate-ack-killed (RBD): the oracle's test, must fail */
 	enum simhost_io io;
@@ -217,6 +223,8 @@ struct suite {
 		ws_zero_shared_partial, source_deletes, recycles, shared_after_recovery;
 	uint64_t hydrating_after_recovery, hydrated_seen, reopens_hydrating, hyd_pauses;
 	uint64_t redo_recoveries; /* recoveries that wrote journal-carried writes home */
+	uint64_t cut_ckpt[4];     /* power lost with a checkpoint at VPOOL_CKPT_* */
+	uint64_t live_records;    /* records appended while live checkpoints wrote (crashed pools) */
 	uint64_t grows; /* online pool growths (vpool_grow) */
 	uint64_t grow_pending; /* the size a grow the power failed inside asked for, or 0 */
 	uint64_t grow_crash_old, grow_crash_new; /* such grows recovered at the old / new size */
@@ -241,10 +249,10 @@ static void fail(struct suite *s, const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	fprintf(stderr, "crash_suite: reproduce with: %scrash_suite --fault %s --seed %" PRIu64
-			" --points %u%s%s%s%s%s\n",
+			" --points %u%s%s%s%s%s%s\n",
 		s->rbd ? "CEPH_CONF=... " : "", fault_name[s->fault], s->seed, s->point + 1,
-		s->whole ? " --whole-granules" : "", s->self_test ? " --self-test" : "",
-		s->rbd ? " --rbd " : "", s->rbd ? s->rbd : "",
+		s->whole ? " --whole-granules" : "", s->live_ckpt ? " --live-checkpoints" : "",
+		s->self_test ? " --self-test" : "", s->rbd ? " --rbd " : "", s->rbd ? s->rbd : "",
 		s->mutate_ack ? " --mutate-ack-killed" : "");
 	/* _exit: no exit handlers. On RBD a killed engine's client is abandoned
 	 * with its threads running, and librados' static destructors then abort
@@ -1234,6 +1242,8 @@ static void run_vaai_check(struct suite *s)
 	set_faults(s);
 	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
 		fail(s, "whole granules after reopen");
+	if (s->live_ckpt && simhost_live_checkpoints(s->h, true) < 0)
+		fail(s, "live checkpoints after reopen");
 	for (int i = 0; i < NVOL; i++)
 		if (simhost_attach(s->h, s->v[i].name, i) < 0)
 			fail(s, "attach %s", s->v[i].name);
@@ -1278,6 +1288,8 @@ static void setup(struct suite *s)
 		fail(s, "--mutate-ack-killed");
 	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
 		fail(s, "whole granules");
+	if (s->live_ckpt && simhost_live_checkpoints(s->h, true) < 0)
+		fail(s, "live checkpoints");
 	/* 15 MiB of volumes on a pool with 11 MiB of capacity: thin and over-committed,
 	 * so allocating writes meet DATA PROTECT and must change nothing. */
 	for (int i = 0; i < NVOL; i++) {
@@ -1555,6 +1567,13 @@ static void one_point(struct suite *s)
 	struct vpool_open_report rep;
 	simhost_last_recovery(s->h, &rep);
 	s->redo_recoveries += rep.data_bytes > 0;
+	if (!s->rbd) {
+		int phase;
+		uint64_t lr;
+		simhost_last_crash_ckpt(s->h, &phase, &lr);
+		s->cut_ckpt[phase >= 0 && phase < 4 ? phase : 0]++;
+		s->live_records += lr;
+	}
 	resolve_recycle(s);
 	/* A copy in flight may or may not have shared: nothing is certain any more. */
 	for (int i = 0; i < NVOL; i++)
@@ -1566,7 +1585,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: crash_suite [--fault tear|trash|alloc] [--points N] [--seed S | --commit "
 			"HASH [--salt N]] [--check VAAI_CHECK] [--verbose] [--no-coverage-check] "
-			"[--whole-granules] [--self-test] [--rbd CEPHPOOL [--mutate-ack-killed]]\n");
+			"[--whole-granules] [--live-checkpoints] [--self-test] [--rbd CEPHPOOL "
+			"[--mutate-ack-killed]]\n");
 	exit(2);
 }
 
@@ -1606,6 +1626,8 @@ int main(int argc, char **argv)
 			s.no_coverage = true;
 		else if (!strcmp(argv[i], "--whole-granules"))
 			s.whole = true;
+		else if (!strcmp(argv[i], "--live-checkpoints"))
+			s.live_ckpt = true;
 		else if (!strcmp(argv[i], "--self-test"))
 			s.self_test = true;
 		else if (!strcmp(argv[i], "--rbd") && i + 1 < argc)
@@ -1639,6 +1661,8 @@ int main(int argc, char **argv)
 		uint64_t h = vrng_fnv64(commit, VRNG_FNV_BASIS);
 		h = vrng_fnv64(fault_name[s.fault], h ^ salt * 0x9E3779B97F4A7C15ull);
 		h = vrng_fnv64(s.whole ? "whole" : "", h);
+		if (s.live_ckpt)
+			h = vrng_fnv64("live", h); /* other points than the paused runs */
 		if (s.rbd)
 			h = vrng_fnv64("rbd", h); /* other points than the file runs */
 		s.seed = vrng_next(&h);
@@ -1708,6 +1732,12 @@ int main(int argc, char **argv)
 	       " times, deleted %" PRIu64 ", new %" PRIu64 "\n",
 	       s.redo_recoveries, s.xc_raced, s.recycle_crash_kept, s.recycle_crash_gone,
 	       s.recycle_crash_new);
+	printf("crash_suite: %s checkpoints; power lost with none running %" PRIu64 ", quiescing %" PRIu64
+	       ", writing the blob %" PRIu64 ", writing the superblock %" PRIu64 "; %" PRIu64
+	       " journal records appended while live checkpoints wrote (crashed pools)\n",
+	       s.live_ckpt ? "live" : "paused", s.cut_ckpt[VPOOL_CKPT_IDLE],
+	       s.cut_ckpt[VPOOL_CKPT_QUIESCE], s.cut_ckpt[VPOOL_CKPT_BLOB],
+	       s.cut_ckpt[VPOOL_CKPT_SUPERBLOCK], s.live_records);
 	if (s.rbd) {
 		printf("crash_suite: RBD: %" PRIu64 " kills (engine frozen at the armed I/O, image taken "
 		       "over: old client blocklisted); %" PRIu64 " changes passed to librbd and not "
@@ -1764,6 +1794,14 @@ int main(int argc, char **argv)
 		{"power lost creating a volume again, found deleted", s.recycle_crash_gone},
 		{"EXTENDED COPY whose source was written while it ran", s.xc_raced},
 		{"small writes carried in the journal written home by a recovery", s.redo_recoveries},
+		/* --live-checkpoints: power lost inside each window of a live checkpoint, and
+		 * records appended while one wrote (0 in the paused mode: counted 1 then) */
+		{"power lost quiescing for a live checkpoint",
+		 !s.live_ckpt || s.cut_ckpt[VPOOL_CKPT_QUIESCE]},
+		{"power lost writing a live checkpoint's blob", !s.live_ckpt || s.cut_ckpt[VPOOL_CKPT_BLOB]},
+		{"power lost writing a live checkpoint's superblock",
+		 !s.live_ckpt || s.cut_ckpt[VPOOL_CKPT_SUPERBLOCK]},
+		{"records appended while a live checkpoint wrote", !s.live_ckpt || s.live_records},
 		/* the fault mode's own faults (counted 1 when another mode runs) */
 		{"sectors left as random bytes by a power cut", s.fault != F_TRASH || s.fst.trashed_sectors},
 		{"garbage recorded where a change was in flight", s.fault != F_TRASH || s.trash_recorded},

@@ -81,6 +81,9 @@ struct simhost {
 	int whole_granules;      /* simhost_whole_granules: -1 as detected, else 0 / 1 */
 	bool detected_serialize; /* what vblk_uring detected for the pool file */
 	bool hyd_paused;         /* simhost_hydration: kept across reopen and crash */
+	bool live_ckpt;          /* simhost_live_checkpoints: kept across reopen and crash */
+	int crash_ckpt_phase;    /* simhost_crash: where the crashed pool's checkpoint was */
+	uint64_t crash_live_records; /* ... and its records appended during live checkpoints */
 	struct vreactor *r;
 	struct vblk *dev;
 	struct vblk *jdev; /* the pool's journal file (PATH.journal), or NULL */
@@ -235,6 +238,8 @@ static int engine_start(struct simhost *h)
 		return 0;
 	if (h->pool && h->hyd_paused)
 		vpool_hydration_pause(h->pool, true); /* a pool just opened, too */
+	if (h->pool && vpool_set_live_checkpoints(h->pool, h->live_ckpt) < 0)
+		return -ENOMEM;
 	atomic_store(&h->stop, false);
 	if (!h->thread_made) {
 		if (pthread_create(&h->thr, NULL, engine_main, h))
@@ -780,6 +785,13 @@ int simhost_whole_granules(struct simhost *h, int on)
 	return engine_start(h);
 }
 
+int simhost_live_checkpoints(struct simhost *h, bool on)
+{
+	engine_stop(h);
+	h->live_ckpt = on;
+	return engine_start(h);
+}
+
 int simhost_bench_skip_reserve(struct simhost *h, bool skip)
 {
 	if (h->io != SIMHOST_IO_URING)
@@ -1272,6 +1284,10 @@ int simhost_crash(struct simhost *h)
 	engine_stop(h);
 	if (!vblk_crashsim_crashed(h->dev))
 		vblk_crashsim_crash_now(h->dev);
+	struct vpool_diag dg;
+	vpool_get_diag(h->pool, &dg);
+	h->crash_ckpt_phase = dg.ckpt_phase != VPOOL_CKPT_IDLE ? dg.ckpt_phase : dg.ckpt_fail_phase;
+	h->crash_live_records = dg.ckpt_live_records;
 	/* Results of commands in flight are lost with the power. */
 	while (h->held) {
 		struct held *n = h->held->next;
@@ -1288,6 +1304,12 @@ int simhost_crash(struct simhost *h)
 	memset(&h->last_recovery, 0, sizeof(h->last_recovery));
 	rc = vpool_open_stores(h->dev, h->jdev, 0, &h->pool, &h->last_recovery);
 	return resume_after_recovery(h, rc);
+}
+
+void simhost_last_crash_ckpt(const struct simhost *h, int *phase, uint64_t *live_records)
+{
+	*phase = h->crash_ckpt_phase;
+	*live_records = h->crash_live_records;
 }
 
 void simhost_last_recovery(const struct simhost *h, struct vpool_open_report *rep)

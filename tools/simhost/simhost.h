@@ -186,6 +186,10 @@ int simhost_crash(struct simhost *h);
 /* What the last simhost_crash's recovery replayed (journal commits, records, bytes of
  * journal-carried writes written home again). */
 void simhost_last_recovery(const struct simhost *h, struct vpool_open_report *rep);
+/* crashsim: where the crashed pool's checkpoint was at the cut (VPOOL_CKPT_*; a failed
+ * one: where it failed) and how many journal records were appended while its live
+ * checkpoints wrote (vpool_diag). */
+void simhost_last_crash_ckpt(const struct simhost *h, int *phase, uint64_t *live_records);
 /* io=rbd_kill: what the last simhost_crash did: changes the dead engine had passed to
  * librbd and not seen complete (they may land or not) and those it never sent; the
  * times of the takeover (lock broken, old client blocklisted, lock taken), of the old
@@ -262,5 +266,8 @@ int simhost_group_flush(struct simhost *h, unsigned max_inflight);
  * -1 as vblk_uring detected for the pool file (the default; off for io=crashsim).
  * Kept across reopen. */
 int simhost_whole_granules(struct simhost *h, int on);
+/* Live checkpoints (vpool_set_live_checkpoints): appends go on while a checkpoint
+ * writes. Off by default; kept across reopen and crash. */
+int simhost_live_checkpoints(struct simhost *h, bool on);
 
 #endif

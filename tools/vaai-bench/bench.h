@@ -16,6 +16,8 @@
  *   kport_sg.c  the kernel port of /dev/sgN (kport.h; flow.c has simhost's)
  *   scrape.c    the metrics endpoint (vaaid's) scraped while every LUN is loaded
  *               (scripts/bench/scrape-host)
+ *   ckpt.c      allocating-write p99 with/without a checkpoint running, paused vs
+ *               live checkpoints (scripts/bench/ckpt)
  *   main.c      subcommand dispatch and the helpers below
  */
 #ifndef VAAI_BENCH_H
@@ -48,6 +50,7 @@ int bench_xcopy_main(int argc, char **argv); /* xcopy.c: EXTENDED COPY vs host c
 int bench_vaai_main(int argc, char **argv); /* vaai.c: WRITE SAME / UNMAP / COMPARE AND WRITE */
 int bench_mixed_main(int argc, char **argv); /* mixed.c: counters exact under a mixed load */
 int bench_scrape_main(int argc, char **argv); /* scrape.c: scrape latency under load */
+int bench_ckpt_main(int argc, char **argv); /* ckpt.c: alloc-write p99, paused vs live checkpoints */
 /* Helpers run in a fresh process by the recovery benchmark. */
 int bench_recovery_helper(int argc, char **argv);
 

@@ -111,6 +111,8 @@ static void usage(void)
 		"       vaai-bench scrape [--luns N] [--rounds N] [--k N] [--runtime S] [--gap S] [--qd N]\n"
 		"                         [--warmup S] [--area SIZE] [--dir DIR] [--dump FILE] [--keep]\n"
 		"                         (the metrics endpoint's scrape latency under load: scripts/bench/scrape-host)\n"
+		"       vaai-bench ckpt [--extents N] [--seconds S] [--every S] [--qd N] [--dir DIR]\n"
+		"                         (alloc-write p99 with/without a checkpoint, paused vs live: scripts/bench/ckpt)\n"
 		"(the options of each are in its script's header; see docs/performance.md)\n");
 }
 
@@ -132,6 +134,8 @@ int main(int argc, char **argv)
 		return bench_mixed_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "scrape"))
 		return bench_scrape_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ckpt"))
+		return bench_ckpt_main(argc - 1, argv + 1);
 	if (argv[1][0] == '_')
 		return bench_recovery_helper(argc - 1, argv + 1);
 	usage();

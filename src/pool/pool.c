@@ -533,18 +533,21 @@ int vpool_grow(struct vpool *p, uint64_t new_size)
 	rc = vblk_flush_sync(p->dev);
 	if (rc < 0)
 		return rc;
-	/* Arrays first (new extents referenced by nobody, not free yet: not allocatable). */
+	/* A checkpoint already running serializes the old geometry and would write the
+	 * superblock from p->sb; its view also holds p->refs (ckpt_image.c), which
+	 * grow_array below may move: let it finish first (session 25's review: the
+	 * arrays were grown before this wait, and the blob's rest read freed memory). */
+	rc = wait_ckpt_done(p);
+	if (rc < 0)
+		return rc;
+	/* Arrays (new extents referenced by nobody, not free yet: not allocatable). Nothing
+	 * runs the reactor between here and the checkpoint below: no checkpoint starts. */
 	size_t ow = (old + 63) / 64 + 1, nw = (n_new + 63) / 64 + 1;
 	if ((rc = grow_array(&p->refs, old, n_new, sizeof(uint32_t))) < 0 ||
 	    (rc = grow_array(&p->hx, old, n_new, sizeof(uint32_t))) < 0 ||
 	    (rc = grow_array(&p->partial, ow, nw, sizeof(uint64_t))) < 0 ||
 	    (rc = grow_array(&p->freebits, (old + 63) / 64, nw, sizeof(uint64_t))) < 0 ||
 	    (rc = grow_array(&p->backed, (old + 63) / 64, nw, sizeof(uint64_t))) < 0)
-		return rc;
-	/* A checkpoint already running serialized the old geometry but would write the
-	 * superblock from p->sb: let it finish first. */
-	rc = wait_ckpt_done(p);
-	if (rc < 0)
 		return rc;
 	struct vsb saved = p->sb;
 	p->n_ext = n_new;

@@ -169,7 +169,8 @@ void vjournal_reset_start(struct vjournal *j);
  * position and vjournal_used() while quiesced (the freeze point), resumes
  * appends at once, and once its superblock (naming that position as the
  * replay start) is durable, frees the ring bytes before it: `mark` is what
- * vjournal_used() returned at the freeze. Wakes vjournal_wait_room waiters.
+ * vjournal_used() returned at the freeze. Wakes nobody: the caller's
+ * vjournal_resume, right after, wakes the vjournal_wait_room waiters.
  */
 void vjournal_release_to(struct vjournal *j, uint64_t mark);
 void vjournal_resume(struct vjournal *j);

@@ -335,10 +335,13 @@ void vjournal_reset_start(struct vjournal *j)
 
 void vjournal_release_to(struct vjournal *j, uint64_t mark)
 {
-	/* Commits since the freeze are all after it in the ring: used >= mark. */
+	/* Commits since the freeze are all after it in the ring: used >= mark. No wake
+	 * here: the vjournal_resume that follows wakes the room waiters, and a waiter
+	 * that asks for the next checkpoint then pauses the journal after that resume,
+	 * not before it (session 25's review: woken here, such a waiter's checkpoint
+	 * was unpaused by the resume and its quiesce never completed). */
 	j->used = j->used >= mark ? j->used - mark : 0;
 	j->ckpt_requested = false;
-	wake_room_waiters(j);
 }
 
 void vjournal_resume(struct vjournal *j)

@@ -206,10 +206,21 @@ static int cluster_stop(void)
  * the daemons it started so far -- before it stops the cluster. */
 static int cluster_start(void)
 {
+	/* the signals that run cleanup blocked until start_pid names the child: a
+	 * handler between the fork and the assignment would leave the start running */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGALRM);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	pid_t pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return -1;
+	}
 	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL); /* (the mask survives exec) */
 		setpgid(0, 0);
 		/* stdout and stderr to a log: a `timeout` of the script runs in a group of
 		 * its own, outlives the group's kill and would hold ctest's pipe open */
@@ -224,6 +235,7 @@ static int cluster_start(void)
 	}
 	setpgid(pid, pid); /* (both sides: whichever runs first) */
 	start_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)

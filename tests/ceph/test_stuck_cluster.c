@@ -201,6 +201,17 @@ static int cluster_stop(void)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* Blocks the signals whose handler runs cleanup (old: the mask before). */
+static void block_cleanup_signals(sigset_t *old)
+{
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGALRM);
+	sigprocmask(SIG_BLOCK, &block, old);
+}
+
 /* `CLUSTER_SCRIPT start DIR --mon-port auto` in a process group of its own
  * (start_pid), so that cleanup can end a start still running -- the script and
  * the daemons it started so far -- before it stops the cluster. */
@@ -208,12 +219,8 @@ static int cluster_start(void)
 {
 	/* the signals that run cleanup blocked until start_pid names the child: a
 	 * handler between the fork and the assignment would leave the start running */
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGALRM);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	sigset_t old;
+	block_cleanup_signals(&old);
 	pid_t pid = fork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -256,12 +263,8 @@ static void say(const char *msg) /* async-signal-safe */
  * that a handler never runs inside a cleanup of the main flow. */
 static void cleanup(void)
 {
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGALRM);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	sigset_t old;
+	block_cleanup_signals(&old);
 	if (start_pid > 0) { /* a start still running: the script and its daemons */
 		kill(-start_pid, SIGKILL);
 		waitpid(start_pid, NULL, 0);

@@ -204,6 +204,34 @@ static void test_frozen_leaves_copied_aside(void **state)
 	pool_map_free(&v);
 }
 
+/* A volume deleted while a live checkpoint's image shares its leaves (a VOL_DELETE
+ * applied after the freeze): the map's free leaves its frozen leaves to the image,
+ * which still reads them and frees them at the end; a leaf made after the freeze
+ * is the map's alone and freed with it. ASan's use-after-free and leak checks are
+ * the red checks (red with pool_map_leaf_drop freeing frozen leaves too). */
+static void test_frozen_map_freed(void **state)
+{
+	(void)state;
+	const uint64_t n = 3 * POOL_MAP_LEAF;
+	struct pool_map_freeze fz = {0};
+	struct vvol v = {0}, img = {0};
+	assert_int_equal(pool_map_init(&v, n), 0);
+	v.map.fz = &fz;
+	for (uint64_t e = 0; e < 2 * POOL_MAP_LEAF; e += 7)
+		assert_int_equal(pool_map_set(&v, e, e + 500), 0);
+	fz.gen++;
+	fz.active = true;
+	assert_int_equal(pool_map_share_dir(&img, &v), 0);
+	img.n_vext = n;
+	assert_int_equal(pool_map_set(&v, 2 * POOL_MAP_LEAF + 3, 77), 0); /* a new leaf */
+	pool_map_free(&v); /* the volume deleted during the checkpoint */
+	for (uint64_t e = 0; e < 2 * POOL_MAP_LEAF; e++)
+		assert_true(pool_map_get(&img, e) == (e % 7 == 0 ? e + 500 : 0));
+	assert_true(pool_map_get(&img, 2 * POOL_MAP_LEAF + 3) == 0);
+	pool_map_unshare_dir(&img); /* frees the two leaves the map left to it */
+	fz.active = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_max_extents),
 		cmocka_unit_test(test_max_volume_in_pool),
 		cmocka_unit_test(test_frozen_leaves_copied_aside),
+		cmocka_unit_test(test_frozen_map_freed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

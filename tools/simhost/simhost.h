@@ -176,6 +176,18 @@ int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_le
 int simhost_reap(struct simhost *h, struct simhost_result *res, unsigned max, int timeout_ms);
 unsigned simhost_inflight(const struct simhost *h);
 void simhost_result_free(struct simhost_result *r);
+/* The same, the buffer kept by the host for a later result's data-in (a few of
+ * them: under ASan a large buffer is a fresh mapping, every page a fault, each
+ * time it is allocated); r->r.data_in must be what the host's reap gave. */
+void simhost_result_release(struct simhost *h, struct simhost_result *r);
+/*
+ * LUNs brought up from now on take their rings from rings, and rings whose engine
+ * is gone (the host closed, crashed or reopened) go back there reset
+ * (tools/simhost/rings.h): a caller making a host per input keeps one set of
+ * rings for all of them. The caller owns rings and frees them after the host.
+ */
+struct simhost_rings;
+void simhost_use_rings(struct simhost *h, struct simhost_rings *rings);
 
 /* Reopen: wait for in-flight commands (their results are kept for the next reap), close
  * cleanly, open again (recovery) and re-attach the same LUNs. */

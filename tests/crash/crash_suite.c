@@ -125,6 +125,7 @@
 #include "scsi_build.h"
 #include "simhost.h"
 #include "rings.h"
+#include "vaaid/buf_cache.h"
 #include "vaaid/rng.h"
 #include "vaaid/util.h"
 
@@ -194,6 +195,7 @@ static const char *const fault_name[] = {"tear", "trash", "alloc"};
 
 struct suite {
 	struct simhost_rings *rings; /* the LUNs' rings, kept across crashes and reopens */
+	struct vbuf_cache *bufs;     /* the engine's large buffers, the same */
 	uint64_t seed, rng;
 	enum fault fault; /* --fault */
 	const char *seed_from; /* how the seed was chosen (printed) */
@@ -1242,6 +1244,7 @@ static void run_vaai_check(struct suite *s)
 	if (rc < 0)
 		fail(s, "reopen after vaai-check: %s", err);
 	simhost_use_rings(s->h, s->rings);
+	simhost_use_bufs(s->h, s->bufs);
 	set_faults(s);
 	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
 		fail(s, "whole granules after reopen");
@@ -1286,9 +1289,11 @@ static void setup(struct suite *s)
 					err, sizeof(err));
 	if (rc < 0)
 		fail(s, "create pool: %s", err);
-	if (!s->rings && simhost_rings_new(NVOL, &s->rings) < 0)
+	if ((!s->rings && simhost_rings_new(NVOL, &s->rings) < 0) ||
+	    (!s->bufs && vbuf_cache_new(8, &s->bufs) < 0))
 		fail(s, "no memory for the rings");
 	simhost_use_rings(s->h, s->rings);
+	simhost_use_bufs(s->h, s->bufs);
 	set_faults(s);
 	if (s->mutate_ack && simhost_rbd_kill_ack_killed(s->h, true) < 0)
 		fail(s, "--mutate-ack-killed");
@@ -1698,7 +1703,9 @@ int main(int argc, char **argv)
 	take_fault_stats(&s);
 	int rc = simhost_close(s.h);
 	simhost_rings_free(s.rings);
+	vbuf_cache_free(s.bufs);
 	s.rings = NULL;
+	s.bufs = NULL;
 	if (rc < 0)
 		fail(&s, "final close: %s", strerror(-rc));
 	if (s.self_test)

@@ -8,6 +8,7 @@
 #include "answer_check.h"
 #include "cdb_session.h"
 #include "rings.h"
+#include "vaaid/buf_cache.h"
 #include "scsi_build.h"
 #include "vaaid/scsi.h"
 
@@ -92,7 +93,7 @@ static void scratch_init(struct cs_scratch *x)
 	x->guard = malloc(CS_GUARD_BYTES);
 	x->back = malloc(CS_READBACK);
 	if (!x->guard || !x->back || cm_init(&x->m, CS_VOL_BYTES / CM_BS) < 0 ||
-	    simhost_rings_new(3, &x->rings) < 0)
+	    simhost_rings_new(3, &x->rings) < 0 || vbuf_cache_new(8, &x->bufs) < 0)
 		abort();
 	guard_pattern(x->guard, CS_GUARD_BYTES);
 	x->ready = true;
@@ -114,7 +115,7 @@ void cs_open(struct cdb_session *s, struct cs_scratch *x)
 	s->back = x->back;
 	/* In memory only: nothing to remove, nothing left behind by a crash; the
 	 * crashsim images are the scratch's (zeros again after every pool). */
-	if (simhost_create_pool_on("fuzz-cdb", &prm, x->images, 1, &s->h, err, sizeof(err))) {
+	if (simhost_create_pool_on("fuzz-cdb", &prm, x->images, x->bufs, 1, &s->h, err, sizeof(err))) {
 		fprintf(stderr, "fuzz (SCSI): pool: %s\n", err);
 		abort();
 	}

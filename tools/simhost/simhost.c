@@ -93,6 +93,7 @@ struct simhost {
 	struct hlun luns[SIMHOST_MAX_LUNS];
 	struct vblk_cs_images *images; /* simhost_create_pool_on: the store's (not ours) */
 	struct simhost_rings *rings;   /* simhost_use_rings: the caller's (not ours) */
+	struct vbuf_cache *bufs;       /* simhost_create_pool_on: lent to the store (not ours) */
 	struct din_cache din;          /* data-in buffers given back (simhost_result_release) */
 	/* 1 + the highest LUN ever attached: the walks over luns[] stop there (the
 	 * table is 1.4 MiB; walking all of it touched ~350 pages per walk, and a
@@ -319,6 +320,7 @@ static void store_opened(struct simhost *h, struct vblk **out)
 		h->detected_serialize = (*out)->unaligned_writes_serialize;
 	if (h->whole_granules >= 0)
 		(*out)->unaligned_writes_serialize = h->whole_granules;
+	(*out)->bufs = h->bufs;
 }
 
 /* Open (create_size > 0: create) one store of the pool. */
@@ -608,8 +610,8 @@ int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_p
 }
 
 int simhost_create_pool_on(const char *name, const struct vpool_params *prm,
-			   struct vblk_cs_images *images, uint64_t seed, struct simhost **out,
-			   char *err, size_t errlen)
+			   struct vblk_cs_images *images, struct vbuf_cache *bufs, uint64_t seed,
+			   struct simhost **out, char *err, size_t errlen)
 {
 	if (!images)
 		return -EINVAL;
@@ -617,6 +619,7 @@ int simhost_create_pool_on(const char *name, const struct vpool_params *prm,
 	if (!h)
 		return -ENOMEM;
 	h->images = images;
+	h->bufs = bufs;
 	return create_pool(h, name, vblk_cs_images_size(images), prm, false, out, err, errlen);
 }
 
@@ -1085,6 +1088,15 @@ void simhost_result_release(struct simhost *h, struct simhost_result *r)
 void simhost_use_rings(struct simhost *h, struct simhost_rings *rings)
 {
 	h->rings = rings;
+}
+
+void simhost_use_bufs(struct simhost *h, struct vbuf_cache *bufs)
+{
+	h->bufs = bufs;
+	if (h->dev)
+		h->dev->bufs = bufs;
+	if (h->jdev)
+		h->jdev->bufs = bufs;
 }
 
 static int reap_ready(struct simhost *h, struct simhost_result *res, unsigned max)

@@ -69,12 +69,14 @@ int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_p
  * with the store a crashsim device on images the caller keeps
  * (vblk_crashsim_create_on; the pool's size is theirs): they are zeros again
  * when the host closes, and make no fresh pages (a fuzz target's pool per input).
- * The host does not own them; one host at a time (-EBUSY).
+ * The host does not own them; one host at a time (-EBUSY). bufs (may be NULL):
+ * large buffers lent to the store (vaaid/buf_cache.h), kept by the caller too.
  */
 struct vblk_cs_images;
+struct vbuf_cache;
 int simhost_create_pool_on(const char *name, const struct vpool_params *prm,
-			   struct vblk_cs_images *images, uint64_t seed, struct simhost **out,
-			   char *err, size_t errlen);
+			   struct vblk_cs_images *images, struct vbuf_cache *bufs, uint64_t seed,
+			   struct simhost **out, char *err, size_t errlen);
 int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
 		      char *err, size_t errlen);
 /*
@@ -188,6 +190,9 @@ void simhost_result_release(struct simhost *h, struct simhost_result *r);
  */
 struct simhost_rings;
 void simhost_use_rings(struct simhost *h, struct simhost_rings *rings);
+/* The stores, now and when opened again (recovery, reopen), lend bufs (as
+ * simhost_create_pool_on's; the caller's, freed after the host). */
+void simhost_use_bufs(struct simhost *h, struct vbuf_cache *bufs);
 
 /* Reopen: wait for in-flight commands (their results are kept for the next reap), close
  * cleanly, open again (recovery) and re-attach the same LUNs. */

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "handler_util.h"
+#include "vaaid/buf_cache.h"
 #include "vaaid/handlers.h"
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
@@ -40,6 +41,8 @@ struct ws_ctx {
 	unsigned pending;
 	int err;
 	uint8_t *buf;
+	size_t buf_len;
+	struct vbuf_cache *bufs; /* the pool device's lent buffers (vaaid/buf_cache.h) */
 	struct iovec *iov;
 	struct vvol_report rep; /* what the pool did (zeros: deallocated), for the counters */
 };
@@ -47,7 +50,7 @@ struct ws_ctx {
 static void ws_discard(struct vpool_ctx *link)
 {
 	struct ws_ctx *w = (struct ws_ctx *)link;
-	free(w->buf);
+	vbuf_put(w->bufs, w->buf, w->buf_len);
 	free(w->iov);
 	free(w);
 }
@@ -60,7 +63,7 @@ static void ws_put(struct ws_ctx *w)
 	int err = w->err;
 	cmd->acct.deallocated = w->rep.deallocated; /* the counters (lun_stats.h) */
 	handler_ctx_untrack(cmd, &w->link);
-	free(w->buf);
+	vbuf_put(w->bufs, w->buf, w->buf_len);
 	free(w->iov);
 	free(w);
 	handler_complete_pool_result(cmd, err, true);
@@ -96,7 +99,11 @@ static void ws_pattern(struct ws_ctx *w, const uint8_t *block, uint32_t bs, uint
 {
 	size_t chunk = len < WS_CHUNK ? (size_t)len : WS_CHUNK; /* a multiple of bs */
 	size_t niov = (size_t)((len + chunk - 1) / chunk);
-	w->buf = vblk_alloc_buf(chunk);
+	w->bufs = vpool_dev(vvol_pool(w->cmd->lun->vol))->bufs;
+	w->buf_len = 4096; /* a power of two: kept buffers are reused by size */
+	while (w->buf_len < chunk)
+		w->buf_len *= 2;
+	w->buf = vbuf_get(w->bufs, w->buf_len);
 	w->iov = calloc(niov, sizeof(*w->iov));
 	if (!w->buf || !w->iov) {
 		w->err = -ENOMEM;

@@ -123,6 +123,7 @@ int vreactor_cancel(struct vreactor *r, struct vio_op *op);
 #define VBLK_META 0x2u
 
 struct vblk;
+struct vbuf_cache;
 
 struct vblk_stats {
 	uint64_t read_ops, write_ops, flush_ops;
@@ -180,6 +181,9 @@ struct vblk {
 	/* The store refused this client for good: another gateway took the store over
 	 * and fenced this one (vblk_rbd: blocklisted, -ESHUTDOWN). Set by the store. */
 	bool fenced;
+	/* Large buffers lent by whoever made the device (vaaid/buf_cache.h: a fuzz
+	 * target's, kept across its pools); NULL (the daemon): plain allocations. */
+	struct vbuf_cache *bufs;
 };
 
 static inline int vblk_readv(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_t off,

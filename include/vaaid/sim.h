@@ -31,6 +31,7 @@ struct simk_result {
 	size_t sense_len;      /* 0 when status is GOOD; else the whole buffer (96) */
 	uint8_t *data_in;      /* malloc'd, data_in_len bytes (caller frees) */
 	size_t data_in_len;    /* read_len when reported, else the data-in buffer size */
+	size_t data_in_cap;    /* data_in's size (>= data_in_len: simk_set_din_alloc) */
 };
 
 /*
@@ -42,6 +43,19 @@ struct simk_result {
  */
 int simk_create(size_t cmdr_size, size_t data_size, struct simk **out);
 void simk_destroy(struct simk *k);
+/*
+ * Make k what simk_create made, on the same memfd and mappings (a caller that
+ * keeps rings across uses: no fresh pages): commands in flight are forgotten,
+ * every byte the ring's users wrote is zero again, the eventfds drained. The
+ * engine side must be gone (its device destroyed) first.
+ */
+void simk_reset(struct simk *k);
+/*
+ * Where simk_reap's data-in buffers come from: fn(arg, len, &cap) returns a
+ * malloc'd buffer of cap >= len bytes (cap preset to len) or NULL; default malloc.
+ * The caller still frees it with free() (or recycles it: data_in_cap).
+ */
+void simk_set_din_alloc(struct simk *k, void *(*fn)(void *arg, size_t len, size_t *cap), void *arg);
 int simk_map_fd(const struct simk *k);    /* the memfd to mmap (whole size) */
 size_t simk_map_size(const struct simk *k);
 int simk_irq_fd(const struct simk *k);    /* engine waits on it (readable = commands queued) */

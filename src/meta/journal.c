@@ -27,6 +27,7 @@
 #include "vaaid/endian.h"
 #include "vaaid/meta.h"
 #include "vaaid/util.h"
+#include "vaaid/buf_cache.h"
 
 struct vj_buf {
 	uint8_t *data; /* VJ_MAX_COMMIT bytes, aligned */
@@ -37,6 +38,7 @@ struct vj_buf {
 
 struct vjournal {
 	struct vblk *dev;
+	struct vbuf_cache *bufs; /* dev's lent buffers (vaaid/buf_cache.h), kept for destroy */
 	uint64_t off, size;
 	uint8_t uuid[16];
 	struct vj_buf buf[2];
@@ -98,8 +100,9 @@ int vjournal_create(struct vblk *dev, const struct vsb *sb, uint64_t start, uint
 	struct vjournal *j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
+	j->bufs = dev->bufs;
 	for (int i = 0; i < 2; i++) {
-		j->buf[i].data = vblk_alloc_buf(VJ_MAX_COMMIT);
+		j->buf[i].data = vbuf_get(j->bufs, VJ_MAX_COMMIT);
 		if (!j->buf[i].data) {
 			vjournal_destroy(j);
 			return -ENOMEM;
@@ -124,8 +127,8 @@ void vjournal_destroy(struct vjournal *j)
 {
 	if (!j)
 		return;
-	free(j->buf[0].data);
-	free(j->buf[1].data);
+	vbuf_put(j->bufs, j->buf[0].data, VJ_MAX_COMMIT);
+	vbuf_put(j->bufs, j->buf[1].data, VJ_MAX_COMMIT);
 	free(j);
 }
 
@@ -406,7 +409,7 @@ static int read_commit(struct vblk *dev, const struct vsb *sb, uint64_t pos, uin
 int vjournal_replay(struct vblk *dev, const struct vsb *sb, vj_replay_fn rec, void *arg,
 		    struct vj_replay_result *res)
 {
-	uint8_t *buf = vblk_alloc_buf(VJ_MAX_COMMIT);
+	uint8_t *buf = vbuf_get(dev->bufs, VJ_MAX_COMMIT);
 	if (!buf)
 		return -ENOMEM;
 	memset(res, 0, sizeof(*res));
@@ -463,7 +466,7 @@ int vjournal_replay(struct vblk *dev, const struct vsb *sb, vj_replay_fn rec, vo
 			break;
 		}
 	}
-	free(buf);
+	vbuf_put(dev->bufs, buf, VJ_MAX_COMMIT);
 	res->end = pos;
 	res->next_seq = seq;
 	return rc;

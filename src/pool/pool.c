@@ -15,6 +15,7 @@
 
 #include "pool_internal.h"
 #include "vaaid/util.h"
+#include "vaaid/buf_cache.h"
 
 /* IEEE company id used in NAA-6 designators (the one LIO uses for its own). */
 #define VAAID_NAA_OUI 0x001405u
@@ -37,7 +38,7 @@ static int zero_journal(struct vblk *dev, const struct vsb *sb)
 	size_t chunk = 1u << 20;
 	if (sb->journal_size < chunk) /* a small journal: no larger buffer than it */
 		chunk = (size_t)sb->journal_size;
-	uint8_t *z = vblk_alloc_buf(chunk); /* zeroed */
+	uint8_t *z = vbuf_get(dev->bufs, chunk); /* zeroed */
 	if (!z)
 		return -ENOMEM;
 	int rc = 0;
@@ -45,7 +46,7 @@ static int zero_journal(struct vblk *dev, const struct vsb *sb)
 		size_t n = sb->journal_size - o < chunk ? (size_t)(sb->journal_size - o) : chunk;
 		rc = vblk_pwrite_sync(dev, z, n, sb->journal_off + o, VBLK_META);
 	}
-	free(z);
+	vbuf_put(dev->bufs, z, chunk);
 	return rc < 0 ? rc : vblk_flush_sync(dev);
 }
 

@@ -98,6 +98,9 @@ struct simk {
 	unsigned inflight;
 	bool rung;               /* doorbell seen, completions not all walked yet */
 	bool broken;
+	uint32_t ring_hw;        /* ring bytes ever written: [0, ring_hw) (simk_reset zeroes them) */
+	void *(*din_alloc)(void *arg, size_t len, size_t *cap); /* simk_set_din_alloc */
+	void *din_arg;
 };
 
 /* Make the command table hold id (doubling; the new slots zeroed). */
@@ -120,6 +123,19 @@ static int grow_cmds(struct simk *k, uint32_t id)
 static uint8_t *ring_at(const struct simk *k, uint32_t pos)
 {
 	return k->map + TCMU_ABI_CMDR_OFF + pos;
+}
+
+/* The mailbox as tcmu_configure_device() writes it (cmd_head = cmd_tail = 0). */
+static void put_mailbox(struct simk *k)
+{
+	struct tcmu_mailbox mb;
+	memset(&mb, 0, sizeof(mb));
+	mb.version = TCMU_MAILBOX_VERSION;
+	mb.flags = TCMU_MAILBOX_FLAG_CAP_OOOC | TCMU_MAILBOX_FLAG_CAP_READ_LEN;
+	mb.cmdr_off = TCMU_ABI_CMDR_OFF;
+	mb.cmdr_size = k->ring_size;
+	memset(k->map, 0, TCMU_ABI_CMDR_OFF);
+	memcpy(k->map, &mb, sizeof(mb));
 }
 
 int simk_create(size_t cmdr_size, size_t data_size, struct simk **out)
@@ -164,13 +180,7 @@ int simk_create(size_t cmdr_size, size_t data_size, struct simk **out)
 	if (k->irq_fd < 0 || k->doorbell_fd < 0)
 		goto fail_errno;
 
-	struct tcmu_mailbox mb;
-	memset(&mb, 0, sizeof(mb));
-	mb.version = TCMU_MAILBOX_VERSION;
-	mb.flags = TCMU_MAILBOX_FLAG_CAP_OOOC | TCMU_MAILBOX_FLAG_CAP_READ_LEN;
-	mb.cmdr_off = TCMU_ABI_CMDR_OFF;
-	mb.cmdr_size = k->ring_size;
-	memcpy(k->map, &mb, sizeof(mb));
+	put_mailbox(k);
 	*out = k;
 	return 0;
 
@@ -200,6 +210,52 @@ void simk_destroy(struct simk *k)
 	free(k->slot_len);
 	free(k->free_blk);
 	free(k);
+}
+
+static void eventfd_drain(int fd)
+{
+	uint64_t cnt;
+	ssize_t n;
+	do
+		n = read(fd, &cnt, sizeof(cnt));
+	while (n < 0 && errno == EINTR);
+}
+
+/*
+ * Back to simk_create's state on the same memfd: what a fresh one would read as
+ * zeros is zeroed (the ring bytes ever written, the data blocks ever handed out:
+ * fresh_block() hands out blocks below fresh rounded up to 4; the engine writes
+ * only where an entry or a command's blocks are), the mailbox rewritten, the
+ * command table emptied (kept as large as it grew: its size is not seen), the
+ * eventfds drained. The pages stay mapped (no fault on the next use).
+ */
+void simk_reset(struct simk *k)
+{
+	for (uint32_t i = 0; i <= k->top_id && i < k->n_cmds; i++) {
+		free(k->cmds[i].blk);
+		k->cmds[i] = (struct simk_cmd){0};
+	}
+	uint64_t used_blk = ((uint64_t)k->fresh + 3) & ~(uint64_t)3;
+	if (used_blk > k->nblocks)
+		used_blk = k->nblocks;
+	memset(k->map + k->data_off, 0, (size_t)(used_blk * BLK));
+	memset(k->map + TCMU_ABI_CMDR_OFF, 0, k->ring_hw);
+	memset(k->slot_len, 0, sizeof(uint32_t) * ((k->ring_hw + TCMU_ABI_ALIGN - 1) / TCMU_ABI_ALIGN));
+	put_mailbox(k);
+	eventfd_drain(k->irq_fd);
+	eventfd_drain(k->doorbell_fd);
+	k->free_top = k->fresh = 0;
+	k->head = k->last_cleaned = k->ring_hw = 0;
+	k->next_id = 1;
+	k->top_id = 0;
+	k->inflight = 0;
+	k->rung = k->broken = false;
+}
+
+void simk_set_din_alloc(struct simk *k, void *(*fn)(void *arg, size_t len, size_t *cap), void *arg)
+{
+	k->din_alloc = fn;
+	k->din_arg = arg;
 }
 
 int simk_map_fd(const struct simk *k) { return k->memfd; }
@@ -322,6 +378,7 @@ int simk_submit(struct simk *k, const uint8_t *cdb, size_t cdb_len, const void *
 	if (k->ring_size - k->head < esz) {
 		uint32_t pad = k->ring_size - k->head;
 		put_hdr(k, k->head, pad | TCMU_OP_PAD, 0);
+		k->ring_hw = k->ring_size;
 		k->head = 0;
 		tcmu_abi_store_head(k->map, k->head);
 	}
@@ -362,6 +419,8 @@ int simk_submit(struct simk *k, const uint8_t *cdb, size_t cdb_len, const void *
 	memcpy(k->map + ent.req.cdb_off, cdb, need_cdb);
 	put_hdr(k, k->head, esz | TCMU_OP_CMD, (uint16_t)id);
 
+	if (k->head + esz > k->ring_hw)
+		k->ring_hw = k->head + esz;
 	k->head = (k->head + esz) % k->ring_size;
 	tcmu_abi_store_head(k->map, k->head); /* release: the entry is complete */
 	k->inflight++;
@@ -448,8 +507,11 @@ static int walk_completions(struct simk *k, struct simk_result *res, unsigned ma
 		}
 		struct simk_result *r = &res[n];
 		r->data_in = NULL;
+		r->data_in_cap = 0;
 		if (din) {
-			r->data_in = malloc(din);
+			r->data_in_cap = din;
+			r->data_in = k->din_alloc ? k->din_alloc(k->din_arg, din, &r->data_in_cap)
+						  : malloc(din);
 			if (!r->data_in) {
 				err = -ENOMEM; /* not consumed: walked again next call */
 				*more = true;

@@ -124,6 +124,8 @@
 
 #include "scsi_build.h"
 #include "simhost.h"
+#include "rings.h"
+#include "vaaid/buf_cache.h"
 #include "vaaid/rng.h"
 #include "vaaid/util.h"
 
@@ -192,6 +194,8 @@ enum fault { F_TEAR, F_TRASH, F_ALLOC };
 static const char *const fault_name[] = {"tear", "trash", "alloc"};
 
 struct suite {
+	struct simhost_rings *rings; /* the LUNs' rings, kept across crashes and reopens */
+	struct vbuf_cache *bufs;     /* the engine's large buffers, the same */
 	uint64_t seed, rng;
 	enum fault fault; /* --fault */
 	const char *seed_from; /* how the seed was chosen (printed) */
@@ -578,7 +582,7 @@ static void reap(struct suite *s, int timeout_ms)
 		/* After the power failed, errors are the dead disk's: the command stays "in flight". */
 		if (r[i].r.status == 0 || !simhost_crashed(s->h))
 			complete(s, f, &r[i]);
-		simhost_result_free(&r[i]);
+		simhost_result_release(s->h, &r[i]); /* kept for a later read: no fresh pages */
 	}
 }
 
@@ -1096,7 +1100,7 @@ static void check_volume(struct suite *s, int vol)
 			m->cut[sect] = 0;
 		}
 		s->sectors_checked += ns;
-		simhost_result_free(&r);
+		simhost_result_release(s->h, &r);
 	}
 }
 
@@ -1239,6 +1243,8 @@ static void run_vaai_check(struct suite *s)
 			       sizeof(err));
 	if (rc < 0)
 		fail(s, "reopen after vaai-check: %s", err);
+	simhost_use_rings(s->h, s->rings);
+	simhost_use_bufs(s->h, s->bufs);
 	set_faults(s);
 	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
 		fail(s, "whole granules after reopen");
@@ -1283,6 +1289,11 @@ static void setup(struct suite *s)
 					err, sizeof(err));
 	if (rc < 0)
 		fail(s, "create pool: %s", err);
+	if ((!s->rings && simhost_rings_new(NVOL, &s->rings) < 0) ||
+	    (!s->bufs && vbuf_cache_new(8, &s->bufs) < 0))
+		fail(s, "no memory for the rings");
+	simhost_use_rings(s->h, s->rings);
+	simhost_use_bufs(s->h, s->bufs);
 	set_faults(s);
 	if (s->mutate_ack && simhost_rbd_kill_ack_killed(s->h, true) < 0)
 		fail(s, "--mutate-ack-killed");
@@ -1691,6 +1702,10 @@ int main(int argc, char **argv)
 	}
 	take_fault_stats(&s);
 	int rc = simhost_close(s.h);
+	simhost_rings_free(s.rings);
+	vbuf_cache_free(s.bufs);
+	s.rings = NULL;
+	s.bufs = NULL;
 	if (rc < 0)
 		fail(&s, "final close: %s", strerror(-rc));
 	if (s.self_test)

@@ -7,6 +7,8 @@
 
 #include "answer_check.h"
 #include "cdb_session.h"
+#include "rings.h"
+#include "vaaid/buf_cache.h"
 #include "scsi_build.h"
 #include "vaaid/scsi.h"
 
@@ -55,7 +57,7 @@ static int read_lun(struct simhost *h, int lun, uint32_t bs, uint64_t off, uint6
 		int st = r.r.status;
 		if (st == SAM_STAT_GOOD && r.r.data_in_len >= bytes)
 			memcpy(dst, r.r.data_in, bytes);
-		simhost_result_free(&r);
+		simhost_result_release(h, &r);
 		if (st == SAM_STAT_GOOD)
 			return 0;
 	}
@@ -90,7 +92,8 @@ static void scratch_init(struct cs_scratch *x)
 		abort();
 	x->guard = malloc(CS_GUARD_BYTES);
 	x->back = malloc(CS_READBACK);
-	if (!x->guard || !x->back || cm_init(&x->m, CS_VOL_BYTES / CM_BS) < 0)
+	if (!x->guard || !x->back || cm_init(&x->m, CS_VOL_BYTES / CM_BS) < 0 ||
+	    simhost_rings_new(3, &x->rings) < 0 || vbuf_cache_new(8, &x->bufs) < 0)
 		abort();
 	guard_pattern(x->guard, CS_GUARD_BYTES);
 	x->ready = true;
@@ -112,11 +115,12 @@ void cs_open(struct cdb_session *s, struct cs_scratch *x)
 	s->back = x->back;
 	/* In memory only: nothing to remove, nothing left behind by a crash; the
 	 * crashsim images are the scratch's (zeros again after every pool). */
-	if (simhost_create_pool_on("fuzz-cdb", &prm, x->images, 1, &s->h, err, sizeof(err))) {
+	if (simhost_create_pool_on("fuzz-cdb", &prm, x->images, x->bufs, 1, &s->h, err, sizeof(err))) {
 		fprintf(stderr, "fuzz (SCSI): pool: %s\n", err);
 		abort();
 	}
 	struct simhost *h = s->h;
+	simhost_use_rings(h, x->rings); /* the LUNs' rings: kept across inputs, reset */
 	if (simhost_volume_create(h, "a", CS_VOL_BYTES, 512) ||
 	    simhost_volume_create(h, "b", CS_VOL1_BYTES, 4096) ||
 	    simhost_volume_create(h, "guard", CS_GUARD_BYTES, 512) || simhost_attach(h, "a", 0) ||
@@ -136,7 +140,7 @@ void cs_open(struct cdb_session *s, struct cs_scratch *x)
 			if (run_cmd(h, lun, cdb, 6, NULL, 0, 0, &r) < 0)
 				cs_fail("TEST UNIT READY was not queued", cdb, 6);
 			st = r.r.status;
-			simhost_result_free(&r);
+			simhost_result_release(s->h, &r);
 		}
 		if (st != SAM_STAT_GOOD)
 			cs_fail("a LUN is not ready after its unit attentions", cdb, 6);
@@ -145,7 +149,7 @@ void cs_open(struct cdb_session *s, struct cs_scratch *x)
 	if (run_cmd(h, 2, cdb, 16, s->guard, CS_GUARD_BYTES, 0, &r) < 0 ||
 	    r.r.status != SAM_STAT_GOOD)
 		cs_fail("the guard write failed", cdb, 16);
-	simhost_result_free(&r);
+	simhost_result_release(s->h, &r);
 }
 
 /* One answer against the checks and, unless the command raced another over the
@@ -231,7 +235,7 @@ void cs_flush(struct cdb_session *s)
 	for (unsigned i = 0; i < n; i++) {
 		if (conflict[i] && fp[i].mod)
 			cm_set_unknown(s->m, fp[i].lba, fp[i].n);
-		simhost_result_free(&res[i]);
+		simhost_result_release(s->h, &res[i]);
 	}
 	s->n_batch = 0;
 }

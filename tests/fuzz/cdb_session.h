@@ -59,6 +59,8 @@ struct cs_pending { /* a command queued and not yet answered */
 struct cs_scratch {
 	bool ready;
 	struct vblk_cs_images *images;
+	struct simhost_rings *rings; /* the LUNs' rings (simhost_use_rings; reset when kept) */
+	struct vbuf_cache *bufs;     /* the engine's large buffers (lent to the pool's store) */
 	uint8_t *guard, *back; /* back: CS_READBACK bytes */
 	struct cdb_model m;
 	uint8_t *slot[CS_BATCH_MAX]; /* cs_queue's copies of data-out (rewritten per command) */

@@ -45,6 +45,7 @@
 
 #include "seeds.h"
 #include "vaaid/control_request.h"
+#include "vaaid/buf_cache.h"
 #include "vaaid/io.h"
 #include "vaaid/util.h"
 
@@ -136,8 +137,12 @@ static void mem_pool(struct daemon *d, const char *name, const char *const *vols
 	snprintf(vp->path, sizeof(vp->path), "/memory/%s", name); /* a name only: no file */
 	struct vpool_params prm = {.size = MEM_POOL_SIZE, .extent_size = 64u << 10,
 				   .journal_size = 528u << 10};
-	if (vblk_crashsim_create_mem(d->r, MEM_POOL_SIZE, 1, &vp->dev) < 0 ||
-	    vpool_format(vp->dev, &prm) < 0 || vpool_open(vp->dev, &vp->pool) < 0)
+	static struct vbuf_cache *bufs; /* the journals' buffers, kept across inputs */
+	if ((!bufs && vbuf_cache_new(8, &bufs) < 0) ||
+	    vblk_crashsim_create_mem(d->r, MEM_POOL_SIZE, 1, &vp->dev) < 0)
+		finding("cannot build the in-memory pool", name);
+	vp->dev->bufs = bufs;
+	if (vpool_format(vp->dev, &prm) < 0 || vpool_open(vp->dev, &vp->pool) < 0)
 		finding("cannot build the in-memory pool", name);
 	for (unsigned i = 0; i < nv; i++)
 		if (vpool_volume_create(vp->pool, vols[i], 4ull << 20, 512, NULL) < 0)

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "pool_image.h"
+#include "vaaid/buf_cache.h"
 #include "vaaid/io.h"
 #include "vaaid/pool.h"
 
@@ -58,6 +59,16 @@ static struct vreactor *fz_reactor(void)
 		abort();
 	}
 	return r;
+}
+
+/* The engine's large buffers (the journal's), kept across inputs (a pool per
+ * input allocated them fresh: under ASan, new pages each time). */
+static struct vbuf_cache *fz_bufs(void)
+{
+	static struct vbuf_cache *c;
+	if (!c && vbuf_cache_new(8, &c) < 0)
+		abort();
+	return c;
 }
 
 static FILE *fz_null(void)
@@ -405,7 +416,10 @@ uint8_t *fz_image_ring(const struct fz_image *img, const struct vsb *sb)
 /* A crashsim device holding bytes (zero 4 KiB blocks are holes, as in a file). */
 static int fz_device(const uint8_t *bytes, uint64_t size, struct vblk **out)
 {
-	return vblk_crashsim_create_image(fz_reactor(), bytes, size, 1, out);
+	int rc = vblk_crashsim_create_image(fz_reactor(), bytes, size, 1, out);
+	if (rc == 0)
+		(*out)->bufs = fz_bufs();
+	return rc;
 }
 
 /* Open as vaai-check does: 0 (the pool verified, closed or abandoned) or the

@@ -20,6 +20,8 @@
 #include "vaaid/pool_watch.h"
 #include "vaaid/tcmu_dev.h"
 #include "vblk_killpoint.h"
+#include "rings.h"
+#include "din_cache.h"
 
 #define SIM_CMDR_SIZE (1u << 20)
 #define SIM_DATA_SIZE (64u << 20)
@@ -90,6 +92,9 @@ struct simhost {
 	struct vpool *pool;
 	struct hlun luns[SIMHOST_MAX_LUNS];
 	struct vblk_cs_images *images; /* simhost_create_pool_on: the store's (not ours) */
+	struct simhost_rings *rings;   /* simhost_use_rings: the caller's (not ours) */
+	struct vbuf_cache *bufs;       /* simhost_create_pool_on: lent to the store (not ours) */
+	struct din_cache din;          /* data-in buffers given back (simhost_result_release) */
 	/* 1 + the highest LUN ever attached: the walks over luns[] stop there (the
 	 * table is 1.4 MiB; walking all of it touched ~350 pages per walk, and a
 	 * fuzz target makes a host per input) */
@@ -315,6 +320,7 @@ static void store_opened(struct simhost *h, struct vblk **out)
 		h->detected_serialize = (*out)->unaligned_writes_serialize;
 	if (h->whole_granules >= 0)
 		(*out)->unaligned_writes_serialize = h->whole_granules;
+	(*out)->bufs = h->bufs;
 }
 
 /* Open (create_size > 0: create) one store of the pool. */
@@ -459,13 +465,17 @@ static struct simhost *host_new(const char *path, enum simhost_io io, uint64_t s
 	return h;
 }
 
-static void lun_teardown(struct hlun *l, bool reactor_gone)
+/* reactor_gone: nothing of the engine can touch the ring any more, so it may go
+ * back to the caller's kept rings (simhost_use_rings). */
+static void lun_teardown(struct simhost *h, struct hlun *l, bool reactor_gone)
 {
 	if (l->dev && reactor_gone)
 		tcmu_dev_abandon(l->dev);
 	else if (l->dev)
 		tcmu_dev_destroy(l->dev);
 	l->dev = NULL;
+	if (l->k && l->map && reactor_gone && simhost_rings_put(h->rings, l->k, l->map, l->map_size) == 0)
+		l->k = NULL, l->map = NULL;
 	if (l->map)
 		munmap(l->map, l->map_size);
 	l->map = NULL;
@@ -480,7 +490,7 @@ static void host_free(struct simhost *h)
 	pthread_cond_destroy(&h->cv);
 	pthread_mutex_destroy(&h->mu);
 	for (int i = 0; i < h->lun_end; i++)
-		lun_teardown(&h->luns[i], false);
+		lun_teardown(h, &h->luns[i], false);
 	while (h->held) {
 		struct held *n = h->held->next;
 		simhost_result_free(&h->held->r);
@@ -495,6 +505,7 @@ static void host_free(struct simhost *h)
 	if (h->wake_fd >= 0)
 		close(h->wake_fd);
 	vd_views_free(h->views);
+	din_cache_drop(&h->din);
 	free(h);
 }
 
@@ -505,7 +516,7 @@ static void abandon_engine(struct simhost *h)
 	h->r = NULL;
 	h->watch.armed = h->watch.due = false; /* its timer died with the ring */
 	for (int i = 0; i < h->lun_end; i++)
-		lun_teardown(&h->luns[i], true);
+		lun_teardown(h, &h->luns[i], true);
 	if (h->pool)
 		vpool_abandon(h->pool);
 	h->pool = NULL;
@@ -599,8 +610,8 @@ int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_p
 }
 
 int simhost_create_pool_on(const char *name, const struct vpool_params *prm,
-			   struct vblk_cs_images *images, uint64_t seed, struct simhost **out,
-			   char *err, size_t errlen)
+			   struct vblk_cs_images *images, struct vbuf_cache *bufs, uint64_t seed,
+			   struct simhost **out, char *err, size_t errlen)
 {
 	if (!images)
 		return -EINVAL;
@@ -608,6 +619,7 @@ int simhost_create_pool_on(const char *name, const struct vpool_params *prm,
 	if (!h)
 		return -ENOMEM;
 	h->images = images;
+	h->bufs = bufs;
 	return create_pool(h, name, vblk_cs_images_size(images), prm, false, out, err, errlen);
 }
 
@@ -720,15 +732,19 @@ static int lun_bringup(struct simhost *h, int n)
 	int rc = vd_backstore_volume(h->pool, &l->bs, &v);
 	if (rc < 0)
 		return rc;
-	rc = simk_create(SIM_CMDR_SIZE, SIM_DATA_SIZE, &l->k);
-	if (rc < 0)
-		return rc;
-	l->map_size = simk_map_size(l->k);
-	l->map = mmap(NULL, l->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, simk_map_fd(l->k), 0);
-	if (l->map == MAP_FAILED) {
-		l->map = NULL;
-		return -errno;
+	if (simhost_rings_get(h->rings, &l->k, &l->map, &l->map_size) < 0) {
+		rc = simk_create(SIM_CMDR_SIZE, SIM_DATA_SIZE, &l->k);
+		if (rc < 0)
+			return rc;
+		l->map_size = simk_map_size(l->k);
+		l->map = mmap(NULL, l->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      simk_map_fd(l->k), 0);
+		if (l->map == MAP_FAILED) {
+			l->map = NULL;
+			return -errno;
+		}
 	}
+	simk_set_din_alloc(l->k, din_cache_alloc, &h->din);
 	vd_backstore_lun_init(&l->lun, v, &l->bs, vd_ring_data_area(l->map, l->map_size),
 			      h->threshold_pct);
 	l->lun.xcopy_peer = sim_xcopy_peer;
@@ -850,7 +866,7 @@ int simhost_attach(struct simhost *h, const char *volume, int lun)
 		h->lun_end = lun + 1;
 	int rc = lun_bringup(h, lun);
 	if (rc < 0) {
-		lun_teardown(l, false);
+		lun_teardown(h, l, false);
 		l->used = false;
 	}
 	return engine_resume(h, rc);
@@ -871,7 +887,7 @@ int simhost_detach(struct simhost *h, int lun)
 	for (int i = 0; i < 1000 && !tcmu_dev_quiesced(l->dev); i++)
 		if (vreactor_run_once(h->r, 10) < 0)
 			break;
-	lun_teardown(l, false);
+	lun_teardown(h, l, false);
 	l->used = false;
 	l->vol[0] = 0;
 	int rc = update_views(h);
@@ -1061,6 +1077,26 @@ void simhost_result_free(struct simhost_result *r)
 {
 	free(r->r.data_in);
 	r->r.data_in = NULL;
+}
+
+void simhost_result_release(struct simhost *h, struct simhost_result *r)
+{
+	din_cache_put(&h->din, r->r.data_in, r->r.data_in_cap);
+	r->r.data_in = NULL;
+}
+
+void simhost_use_rings(struct simhost *h, struct simhost_rings *rings)
+{
+	h->rings = rings;
+}
+
+void simhost_use_bufs(struct simhost *h, struct vbuf_cache *bufs)
+{
+	h->bufs = bufs;
+	if (h->dev)
+		h->dev->bufs = bufs;
+	if (h->jdev)
+		h->jdev->bufs = bufs;
 }
 
 static int reap_ready(struct simhost *h, struct simhost_result *res, unsigned max)

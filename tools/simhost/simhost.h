@@ -69,12 +69,14 @@ int simhost_create_pool_ex(const char *path, uint64_t size, const struct vpool_p
  * with the store a crashsim device on images the caller keeps
  * (vblk_crashsim_create_on; the pool's size is theirs): they are zeros again
  * when the host closes, and make no fresh pages (a fuzz target's pool per input).
- * The host does not own them; one host at a time (-EBUSY).
+ * The host does not own them; one host at a time (-EBUSY). bufs (may be NULL):
+ * large buffers lent to the store (vaaid/buf_cache.h), kept by the caller too.
  */
 struct vblk_cs_images;
+struct vbuf_cache;
 int simhost_create_pool_on(const char *name, const struct vpool_params *prm,
-			   struct vblk_cs_images *images, uint64_t seed, struct simhost **out,
-			   char *err, size_t errlen);
+			   struct vblk_cs_images *images, struct vbuf_cache *bufs, uint64_t seed,
+			   struct simhost **out, char *err, size_t errlen);
 int simhost_open_pool(const char *path, enum simhost_io io, uint64_t seed, struct simhost **out,
 		      char *err, size_t errlen);
 /*
@@ -176,6 +178,21 @@ int simhost_submit(struct simhost *h, int lun, const uint8_t *cdb, size_t cdb_le
 int simhost_reap(struct simhost *h, struct simhost_result *res, unsigned max, int timeout_ms);
 unsigned simhost_inflight(const struct simhost *h);
 void simhost_result_free(struct simhost_result *r);
+/* The same, the buffer kept by the host for a later result's data-in (a few of
+ * them: under ASan a large buffer is a fresh mapping, every page a fault, each
+ * time it is allocated); r->r.data_in must be what the host's reap gave. */
+void simhost_result_release(struct simhost *h, struct simhost_result *r);
+/*
+ * LUNs brought up from now on take their rings from rings, and rings whose engine
+ * is gone (the host closed, crashed or reopened) go back there reset
+ * (tools/simhost/rings.h): a caller making a host per input keeps one set of
+ * rings for all of them. The caller owns rings and frees them after the host.
+ */
+struct simhost_rings;
+void simhost_use_rings(struct simhost *h, struct simhost_rings *rings);
+/* The stores, now and when opened again (recovery, reopen), lend bufs (as
+ * simhost_create_pool_on's; the caller's, freed after the host). */
+void simhost_use_bufs(struct simhost *h, struct vbuf_cache *bufs);
 
 /* Reopen: wait for in-flight commands (their results are kept for the next reap), close
  * cleanly, open again (recovery) and re-attach the same LUNs. */

@@ -1,0 +1,32 @@
+/*
+ * Large I/O buffers kept for reuse (src/io/buf_cache.c), lent to a device
+ * (struct vblk's bufs) by whoever made it: the engine's per-pool buffers of
+ * known sizes (the journal's 256 KiB commit buffers, its replay buffer,
+ * format's zeroing buffer, WRITE SAME's pattern) are taken from there and given
+ * back, so that a fuzz target that opens a pool per input does not get fresh
+ * pages for them each time (under ASan every allocation above 128 KiB is a new
+ * mapping: every page a fault). The daemon lends none: NULL means plain
+ * vblk_alloc_buf() and free().
+ *
+ * A buffer from vbuf_get is zeroed and aligned as vblk_alloc_buf's, whether kept
+ * or new; a kept one is poisoned for ASan while kept (a use after vbuf_put is
+ * still caught). Not thread-safe: one device user at a time (the engine thread,
+ * or the control thread while the engine is stopped), which the engine is.
+ */
+#ifndef VAAID_BUF_CACHE_H
+#define VAAID_BUF_CACHE_H
+
+#include <stddef.h>
+
+struct vbuf_cache;
+
+/* Room for keep buffers. */
+int vbuf_cache_new(unsigned keep, struct vbuf_cache **out);
+/* Frees the kept buffers (no device may use c any more). */
+void vbuf_cache_free(struct vbuf_cache *c);
+/* As vblk_alloc_buf(len), from c when it keeps one of this size (c may be NULL). */
+void *vbuf_get(struct vbuf_cache *c, size_t len);
+/* Give back what vbuf_get(c, len) returned (NULL: nothing): kept, or freed. */
+void vbuf_put(struct vbuf_cache *c, void *p, size_t len);
+
+#endif

@@ -513,6 +513,8 @@ struct ckpt_state {
 	uint64_t live_records;   /* records appended while live ones wrote (tests' coverage) */
 	bool running;
 	uint64_t t0_ns;     /* when the running one started (the counters' checkpoint time) */
+	uint64_t t_step;    /* when the running one's current step started (steps) */
+	struct vpool_ckpt_steps steps, last; /* the running one's, the last completed one's */
 	bool again; /* a synchronous caller wants one that starts after it asked */
 	int result;
 	unsigned gen_done; /* completed checkpoints */
@@ -549,6 +551,10 @@ static void ckpt_finish(struct vpool *p, int res)
 	} else {
 		p->checkpoints++;
 		p->checkpoint_ns += vclock_ns() - c->t0_ns;
+		c->steps.total_ns = vclock_ns() - c->t0_ns;
+		if (!c->live)
+			c->steps.paused_ns = c->steps.total_ns;
+		c->last = c->steps;
 	}
 	c->result = res;
 	c->running = false;
@@ -568,6 +574,7 @@ static void ckpt_finish(struct vpool *p, int res)
 static void ckpt_sb_written(void *arg, int res)
 {
 	struct vpool *p = arg;
+	p->ckpt->steps.sb_ns = vclock_ns() - p->ckpt->t_step;
 	if (res >= 0) {
 		p->sb = p->ckpt->newsb;
 		if (p->ckpt->live) {
@@ -600,6 +607,7 @@ static void ckpt_blob_written(struct vpool *p)
 		vjournal_position(p->j, &c->newsb.journal_start, &c->newsb.journal_seq);
 	}
 	c->phase = VPOOL_CKPT_SUPERBLOCK;
+	c->t_step = vclock_ns();
 	vio_op_init(&c->op, ckpt_sb_written, p);
 	int rc = vsb_submit(p->dev, &c->newsb, c->sbbuf, &c->op);
 	if (rc < 0)
@@ -608,10 +616,13 @@ static void ckpt_blob_written(struct vpool *p)
 
 static void ckpt_chunk_written(void *arg, int res);
 
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
 /* Serialize the next window and write its whole 4 KiB blocks (DSYNC) to the inactive area. */
 static void ckpt_write_next(struct vpool *p)
 {
 	struct ckpt_state *c = p->ckpt;
+	uint64_t t = vclock_ns();
 	c->wfill += ser_fill(&c->view, &c->ser, c->win + c->wfill, CKPT_WIN - c->wfill);
 	/* The blob's length is a VJ_BLOCK multiple: the last window ends on a block. */
 	c->wlen = c->ser.section == SER_DONE ? c->wfill : c->wfill & ~(uint64_t)(VJ_BLOCK - 1);
@@ -620,6 +631,10 @@ static void ckpt_write_next(struct vpool *p)
 		return;
 	}
 	c->crc = vcrc32c(c->crc, c->win, c->wlen);
+	c->t_step = vclock_ns();
+	c->steps.fill_total_ns += c->t_step - t;
+	c->steps.fill_max_ns = max_u64(c->steps.fill_max_ns, c->t_step - t);
+	c->steps.windows++;
 	vio_op_init(&c->op, ckpt_chunk_written, p);
 	struct iovec iov = {.iov_base = c->win, .iov_len = c->wlen};
 	int rc = vblk_writev(p->dev, &iov, 1, p->sb.ckpt_off[!p->sb.ckpt_active] + c->woff,
@@ -633,6 +648,7 @@ static void ckpt_chunk_written(void *arg, int res)
 {
 	struct vpool *p = arg;
 	struct ckpt_state *c = p->ckpt;
+	c->steps.window_io_max_ns = max_u64(c->steps.window_io_max_ns, vclock_ns() - c->t_step);
 	if (res < 0) {
 		ckpt_finish(p, res);
 		return;
@@ -673,6 +689,7 @@ static int ckpt_freeze(struct vpool *p)
 		return rc;
 	vjournal_position(p->j, &c->freeze_start, &c->freeze_seq);
 	c->freeze_used = vjournal_used(p->j);
+	c->steps.paused_ns = vclock_ns() - c->t0_ns;
 	vjournal_resume(p->j);
 	return 0;
 }
@@ -681,6 +698,8 @@ static void ckpt_quiesced(void *arg, int res)
 {
 	struct vpool *p = arg;
 	struct ckpt_state *c = p->ckpt;
+	c->steps.quiesce_ns = vclock_ns() - c->t0_ns;
+	c->t_step = vclock_ns();
 	if (res < 0) {
 		ckpt_finish(p, res);
 		return;
@@ -694,13 +713,18 @@ static void ckpt_homes_durable(void *arg, int res)
 {
 	struct vpool *p = arg;
 	struct ckpt_state *c = p->ckpt;
+	uint64_t t = vclock_ns();
+	c->steps.homes_ns = t - c->t_step;
 	if (res < 0) {
 		ckpt_finish(p, res);
 		return;
 	}
 	int rc = ckpt_freeze(p);
+	c->steps.freeze_ns = vclock_ns() - t;
+	t = vclock_ns();
 	if (rc == 0)
 		rc = ser_init(&c->view, p->sb.ckpt_size, &c->ser);
+	c->steps.ser_init_ns = vclock_ns() - t;
 	if (rc < 0) {
 		ckpt_finish(p, rc);
 		return;
@@ -730,12 +754,20 @@ void pool_ckpt_request(void *owner)
 	c->live = c->live_mode;
 	c->phase = VPOOL_CKPT_QUIESCE;
 	c->t0_ns = vclock_ns();
+	memset(&c->steps, 0, sizeof(c->steps));
 	c->qw.fn = ckpt_quiesced;
 	c->qw.arg = p;
 	vjournal_quiesce(p->j, &c->qw);
 }
 
 bool pool_ckpt_busy(const struct vpool *p) { return p->ckpt && p->ckpt->running; }
+
+void pool_ckpt_steps(const struct vpool *p, struct vpool_ckpt_steps *last)
+{
+	memset(last, 0, sizeof(*last));
+	if (p->ckpt)
+		*last = p->ckpt->last;
+}
 
 void pool_ckpt_phase(const struct vpool *p, int *phase, int *fail_phase, uint64_t *live_records)
 {

@@ -311,6 +311,7 @@ int pool_ckpt_sync(struct vpool *p);              /* start (or join) and wait */
 bool pool_ckpt_busy(const struct vpool *p);
 /* vpool_get_diag */
 void pool_ckpt_phase(const struct vpool *p, int *phase, int *fail_phase, uint64_t *live_records);
+void pool_ckpt_steps(const struct vpool *p, struct vpool_ckpt_steps *last);
 void pool_ckpt_free(struct vpool *p);
 
 /* acct.c: space accounting (docs/snapshots.md section 6). A reference's holder: a

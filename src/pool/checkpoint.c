@@ -134,7 +134,7 @@ static int ser_init(const struct ckpt_view *p, uint64_t room, struct ckpt_ser *s
 {
 	memset(s, 0, sizeof(*s));
 	for (uint64_t i = 0; i < p->n_ext; i++)
-		if (i == 0 || p->refs[i] != p->refs[i - 1])
+		if (i == 0 || ckpt_view_ref(p, i) != ckpt_view_ref(p, i - 1))
 			s->n_refruns++;
 	for (unsigned i = 0; i < p->n_vols; i++)
 		s->n_runs += count_runs(p->vols[i]);
@@ -201,10 +201,11 @@ static size_t ser_fill(const struct ckpt_view *p, struct ckpt_ser *s, uint8_t *w
 			if (cap - n < CKPT_REFRUN)
 				goto full;
 			uint64_t i = s->i, j = i;
-			while (j < p->n_ext && p->refs[j] == p->refs[i] && j - i < UINT32_MAX)
+			uint32_t r = ckpt_view_ref(p, i);
+			while (j < p->n_ext && ckpt_view_ref(p, j) == r && j - i < UINT32_MAX)
 				j++;
 			vput_le32(o, (uint32_t)(j - i));
-			vput_le32(o + 4, p->refs[i]);
+			vput_le32(o + 4, r);
 			n += CKPT_REFRUN;
 			s->i = j;
 			break;
@@ -520,7 +521,7 @@ struct ckpt_state {
 	unsigned gen_done; /* completed checkpoints */
 	struct vj_waiter qw;
 	struct ckpt_ser ser;
-	uint8_t *win;         /* CKPT_WIN + VJ_BLOCK bytes while a checkpoint is written */
+	uint8_t *win;         /* CKPT_WIN + VJ_BLOCK bytes from the first checkpoint on */
 	uint64_t wfill, wlen; /* bytes in win, bytes of win being written */
 	uint64_t woff;        /* blob offset of win[0] */
 	uint32_t crc;         /* of the blob bytes written so far */
@@ -540,9 +541,7 @@ static struct ckpt_state *ckpt_get(struct vpool *p)
 static void ckpt_finish(struct vpool *p, int res)
 {
 	struct ckpt_state *c = p->ckpt;
-	pool_blob_free(c->win, CKPT_WIN + VJ_BLOCK);
-	c->win = NULL;
-	pool_ckpt_view_free(&c->view);
+	pool_ckpt_view_free(&c->view); /* c->win stays for the next one (ckpt_homes_durable) */
 	if (c->live && c->phase >= VPOOL_CKPT_BLOB)
 		c->live_records += vjournal_records(p->j) - c->freeze_records;
 	if (res < 0) {
@@ -721,6 +720,7 @@ static void ckpt_homes_durable(void *arg, int res)
 	}
 	int rc = ckpt_freeze(p);
 	c->steps.freeze_ns = vclock_ns() - t;
+	c->steps.freeze_hmaps_ns = c->view.copy_ns;
 	t = vclock_ns();
 	if (rc == 0)
 		rc = ser_init(&c->view, p->sb.ckpt_size, &c->ser);
@@ -729,7 +729,11 @@ static void ckpt_homes_durable(void *arg, int res)
 		ckpt_finish(p, rc);
 		return;
 	}
-	c->win = pool_blob_alloc(CKPT_WIN + VJ_BLOCK);
+	/* The window is kept from one checkpoint to the next (1 MiB per pool): a fresh one
+	 * costs 257 page faults in its first serialization, on the reactor (measured: up
+	 * to 50 ms at 1 M extents on this PVM guest, docs/snapshots.md step 3). */
+	if (!c->win)
+		c->win = pool_blob_alloc(CKPT_WIN + VJ_BLOCK);
 	if (!c->win) {
 		ckpt_finish(p, -ENOMEM);
 		return;

@@ -122,7 +122,7 @@ static void steps_max(struct vpool *p, struct vpool_ckpt_steps *m)
 	vpool_get_diag(p, &d);
 	const struct vpool_ckpt_steps *l = &d.ckpt_last;
 #define M(f) m->f = l->f > m->f ? l->f : m->f
-	M(paused_ns); M(quiesce_ns); M(homes_ns); M(freeze_ns); M(ser_init_ns);
+	M(paused_ns); M(quiesce_ns); M(homes_ns); M(freeze_ns); M(freeze_hmaps_ns); M(ser_init_ns);
 	M(fill_max_ns); M(fill_total_ns); M(window_io_max_ns); M(sb_ns); M(total_ns); M(windows);
 #undef M
 }
@@ -247,10 +247,10 @@ int bench_ckpt_main(int argc, char **argv)
 		       live ? "live" : "paused", p_none, p_ck, p_none > 0 ? p_ck / p_none : 0, maxc, nn, nc,
 		       (unsigned)st.checkpoints - ck0);
 		static const char *const ph[] = {"none", "quiesce", "blob", "superblock"};
-		printf("ckpt_steps_max_us mode=%s paused=%.0f quiesce=%.0f homes=%.0f freeze=%.0f ser_init=%.0f "
+		printf("ckpt_steps_max_us mode=%s paused=%.0f quiesce=%.0f homes=%.0f freeze=%.0f freeze_hmaps=%.0f ser_init=%.0f "
 		       "window_fill_max=%.0f fill_total=%.0f window_io_max=%.0f windows=%u superblock=%.0f total=%.0f\n",
 		       live ? "live" : "paused", sm.paused_ns / 1e3, sm.quiesce_ns / 1e3, sm.homes_ns / 1e3,
-		       sm.freeze_ns / 1e3, sm.ser_init_ns / 1e3, sm.fill_max_ns / 1e3, sm.fill_total_ns / 1e3,
+		       sm.freeze_ns / 1e3, sm.freeze_hmaps_ns / 1e3, sm.ser_init_ns / 1e3, sm.fill_max_ns / 1e3, sm.fill_total_ns / 1e3,
 		       sm.window_io_max_ns / 1e3, sm.windows, sm.sb_ns / 1e3, sm.total_ns / 1e3);
 		printf("worst_write mode=%s us=%.0f phase_at_submit=%s phase_at_completion=%s ring_room_waits_meanwhile=%llu "
 		       "ring_room_waits=%llu\n",

@@ -41,6 +41,8 @@ struct vd_pool_conf {
 	uint64_t size;    /* bytes; used when the file is created */
 	uint32_t extent;  /* 0 = default */
 	uint8_t create;   /* VD_CREATE_*: when the store is missing at start */
+	bool live_checkpoints; /* [pool] live_checkpoints = yes|no (default no):
+				* vpool_set_live_checkpoints at every open (docs/snapshots.md step 3) */
 };
 /* [pool] create: whether vaaid creates a configured pool whose store is missing.
  * AUTO: a file yes (as always), an RBD image no (docs/ceph.md "Configuration":
@@ -145,6 +147,7 @@ struct vd_pool {
 	struct vblk_rbd_alua alua;
 	int whole; /* VD_WHOLE_*, applied to dev when it is opened */
 	int group; /* VD_GROUP_*, applied to dev and jdev when they are opened */
+	bool live_ckpt; /* [pool] live_checkpoints: applied to pool when it is opened */
 };
 
 struct vd_pools {

@@ -182,6 +182,8 @@ struct vj_diag {
 	uint64_t used, size;
 	bool inflight, paused, failed, ckpt_requested, quiesce_waiting;
 	unsigned room_waiters, open_records;
+	uint64_t room_waits;      /* appends that waited for the journal since open */
+	uint64_t room_full_waits; /* of them, for ring room (not paused) */
 };
 void vjournal_get_diag(const struct vjournal *j, struct vj_diag *out);
 uint64_t vjournal_commits(const struct vjournal *j);

@@ -186,6 +186,17 @@ struct vpool_diag {
 	bool ckpt_running, failed;
 	int ckpt_phase, ckpt_fail_phase; /* VPOOL_CKPT_*: now; where the last failed one was */
 	uint64_t ckpt_live_records; /* journal records appended while live checkpoints wrote */
+	/* The last completed checkpoint's steps, ns (vaai-bench ckpt's breakdown,
+	 * docs/snapshots.md step 3): appends paused (request to freeze or, paused, to
+	 * the end), the quiesce's commit, the redo homes' flush, the freeze's copies
+	 * (of them, the hydration list's and validity bitmaps'),
+	 * ser_init's counting pass, the longest window's serialization (ser_fill + CRC,
+	 * on the reactor) and its write, the superblock, and the whole checkpoint. */
+	struct vpool_ckpt_steps {
+		uint64_t paused_ns, quiesce_ns, homes_ns, freeze_ns, freeze_hmaps_ns, ser_init_ns;
+		uint64_t fill_max_ns, fill_total_ns, window_io_max_ns, sb_ns, total_ns;
+		unsigned windows;
+	} ckpt_last;
 	unsigned redo_inflight;       /* home writes of DATA records in flight */
 	size_t redo_pending;          /* extents with DATA records since the checkpoint */
 	bool redo_ckpt_waiting;       /* a checkpoint waits for redo_inflight == 0 */

@@ -127,6 +127,7 @@ static const char *const xcopy_scopes[] = {"covisible", "pool", "lun"};         
 static const char *const whole_modes[] = {"auto", "on", "off"};                     /* VD_WHOLE_* */
 static const char *const group_modes[] = {"auto", "on", "off"};                     /* VD_GROUP_* */
 static const char *const create_modes[] = {"auto", "yes", "no"};                    /* VD_CREATE_* */
+static const char *const no_yes[] = {"no", "yes"};
 #define WORDS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
 
 static struct vd_pool_conf *pool_conf(struct vd_config *c, const char *name)
@@ -321,6 +322,11 @@ static int on_kv(void *user, const char *section, const char *key, const char *v
 			if (v < 0)
 				return fail(x, "create '%s' is not one of auto, yes, no%s", value, "");
 			p->create = (uint8_t)v;
+		} else if (!strcmp(key, "live_checkpoints")) {
+			int v = word_index(value, WORDS(no_yes));
+			if (v < 0)
+				return fail(x, "live_checkpoints '%s' is not one of yes, no%s", value, "");
+			p->live_checkpoints = v == 1;
 		} else {
 			return fail(x, "unknown key '%s' in a [pool] section%s", key, "");
 		}

@@ -116,6 +116,17 @@ static int open_store_as(const struct vd_pools *ps, struct vd_pool *vp, struct v
 		close_stores(vp);
 		return rc;
 	}
+	if (vp->live_ckpt) { /* [pool] live_checkpoints = yes (docs/snapshots.md step 3) */
+		rc = vpool_set_live_checkpoints(vp->pool, true);
+		if (rc < 0) {
+			snprintf(err, errlen, "pool '%s': live checkpoints: %s", vp->name, strerror(-rc));
+			vpool_close(vp->pool);
+			vp->pool = NULL;
+			close_stores(vp);
+			return rc;
+		}
+		vlog_info(vp->name, "pool %s: live checkpoints (live_checkpoints = yes)", vp->name);
+	}
 	vlog_info(vp->name, "pool %s opened (%s): journal replayed %llu commit(s), %llu byte(s) of small writes written home",
 		  vp->name, vp->path, (unsigned long long)rep.commits,
 		  (unsigned long long)rep.data_bytes);
@@ -224,6 +235,7 @@ int vd_pools_open(struct vd_pools *ps, const struct vd_config *c, struct vreacto
 		struct vd_pool *vp = &ps->p[ps->n];
 		vp->whole = ps->whole_granules;
 		vp->group = ps->group_flush;
+		vp->live_ckpt = pc->live_checkpoints;
 		snprintf(vp->name, sizeof(vp->name), "%s", pc->name);
 		snprintf(vp->path, sizeof(vp->path), "%s", pc->path);
 		struct stat st;

@@ -57,6 +57,7 @@ struct vjournal {
 	const struct vjournal_owner_ops *ops;
 	void *owner;
 	uint64_t commits, records;
+	uint64_t room_waits, room_full_waits; /* vjournal_wait_room calls (diag) */
 	uint64_t bytes; /* of the commits written (padded to VJ_BLOCK) */
 };
 
@@ -197,6 +198,8 @@ void vjournal_wait_commit(struct vjournal *j, struct vj_waiter *w)
 void vjournal_wait_room(struct vjournal *j, struct vj_waiter *w)
 {
 	w->next = NULL;
+	j->room_waits++;
+	j->room_full_waits += !j->paused;
 	*j->room_tail = w;
 	j->room_tail = &w->next;
 	/* Room comes back when a commit completes or a checkpoint resets the ring. */
@@ -363,7 +366,8 @@ void vjournal_get_diag(const struct vjournal *j, struct vj_diag *out)
 				.paused = j->paused, .failed = j->failed,
 				.ckpt_requested = j->ckpt_requested,
 				.quiesce_waiting = j->quiesce_waiter != NULL,
-				.open_records = j->buf[j->open].nrec};
+				.open_records = j->buf[j->open].nrec, .room_waits = j->room_waits,
+				.room_full_waits = j->room_full_waits};
 	for (const struct vj_waiter *w = j->room_waiters; w; w = w->next)
 		out->room_waiters++;
 }

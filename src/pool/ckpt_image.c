@@ -12,6 +12,7 @@
 
 #include "ckpt_image.h"
 #include "pool_internal.h"
+#include "vaaid/io.h"
 
 void pool_ckpt_view_live(const struct vpool *p, struct ckpt_view *v)
 {
@@ -58,11 +59,9 @@ int pool_ckpt_view_freeze(struct vpool *p, struct ckpt_view *v)
 {
 	pool_ckpt_view_live(p, v);
 	v->own_vols = calloc(p->n_vols ? p->n_vols : 1, sizeof(*v->own_vols));
-	v->own_refs = malloc((p->n_ext ? p->n_ext : 1) * sizeof(*v->own_refs));
-	if (!v->own_vols || !v->own_refs)
+	if (!v->own_vols || pool_refs_freeze_begin(&p->refs_fz, p->n_ext) < 0)
 		goto nomem;
-	memcpy(v->own_refs, p->refs, p->n_ext * sizeof(*v->own_refs));
-	v->refs = v->own_refs;
+	v->rfz = &p->refs_fz;
 	/* A new generation: every leaf that exists now is the image's until copied aside. */
 	v->fz = &p->map_fz;
 	v->fz->gen = (v->fz->gen + 1) & 0x7fffffffu;
@@ -77,11 +76,13 @@ int pool_ckpt_view_freeze(struct vpool *p, struct ckpt_view *v)
 			goto nomem;
 		v->vols[i] = c;
 	}
+	uint64_t t = vclock_ns();
 	if (clone_hmap(&v->own_hydr, &p->hydr, sizeof(struct hydr_ent), &v->own_hvals) < 0 ||
 	    clone_hmap(&v->own_validity, &p->validity, 8ull * p->bm_words, &v->own_bvals) < 0)
 		goto nomem;
 	v->hydr = &v->own_hydr;
 	v->validity = &v->own_validity;
+	v->copy_ns = vclock_ns() - t;
 	return 0;
 nomem:
 	pool_ckpt_view_free(v);
@@ -95,8 +96,9 @@ void pool_ckpt_view_free(struct ckpt_view *v)
 			pool_map_unshare_dir(&v->own_vols[i]);
 	if (v->fz)
 		v->fz->active = false; /* the maps own all their leaves again */
+	if (v->rfz)
+		pool_refs_freeze_end((struct pool_refs_freeze *)v->rfz); /* the pool's */
 	free(v->own_vols);
-	free(v->own_refs);
 	hmap_free(&v->own_hydr);
 	hmap_free(&v->own_validity);
 	free(v->own_hvals);
@@ -106,5 +108,5 @@ void pool_ckpt_view_free(struct ckpt_view *v)
 
 bool pool_ckpt_view_broken(const struct ckpt_view *v)
 {
-	return v->fz && v->fz->broken;
+	return (v->fz && v->fz->broken) || (v->rfz && v->rfz->broken);
 }

@@ -580,6 +580,7 @@ void vpool_get_diag(const struct vpool *p, struct vpool_diag *out)
 	out->inflight = p->inflight;
 	out->ckpt_running = pool_ckpt_busy(p);
 	pool_ckpt_phase(p, &out->ckpt_phase, &out->ckpt_fail_phase, &out->ckpt_live_records);
+	pool_ckpt_steps(p, &out->ckpt_last);
 	out->failed = p->failed;
 	out->redo_inflight = p->redo_inflight;
 	out->redo_pending = p->redo_pending.n;

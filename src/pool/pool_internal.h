@@ -28,6 +28,7 @@
 #include "vaaid/pool.h"
 
 #include "map.h" /* struct vvol and its map */
+#include "refs_aside.h"
 
 /* Journal record types (docs/design.md "Records"). */
 enum {
@@ -123,6 +124,7 @@ struct vpool {
 	size_t unsh_head, unsh_tail, unsh_cap;
 	struct ckpt_state *ckpt;
 	struct pool_map_freeze map_fz; /* map.h: a live checkpoint's frozen leaves (ckpt_image.c) */
+	struct pool_refs_freeze refs_fz; /* refs_aside.h: its frozen refcounts */
 	uint64_t checkpoints;
 	uint64_t checkpoint_ns; /* summed time of the completed ones */
 	uint64_t share_room_refused; /* shares refused by pool_ckpt_room (share.c) */
@@ -311,6 +313,7 @@ int pool_ckpt_sync(struct vpool *p);              /* start (or join) and wait */
 bool pool_ckpt_busy(const struct vpool *p);
 /* vpool_get_diag */
 void pool_ckpt_phase(const struct vpool *p, int *phase, int *fail_phase, uint64_t *live_records);
+void pool_ckpt_steps(const struct vpool *p, struct vpool_ckpt_steps *last);
 void pool_ckpt_free(struct vpool *p);
 
 /* acct.c: space accounting (docs/snapshots.md section 6). A reference's holder: a

@@ -146,6 +146,7 @@ int pool_ref_drop(struct vpool *p, uint64_t x, uint32_t holder)
 	bool live = p->j && !p->replaying;
 	if (!p->refs[x])
 		return -EUCLEAN;
+	pool_refs_touch(&p->refs_fz, p->refs, x); /* a live checkpoint's image keeps the old */
 	p->refs[x]--;
 	pool_acct_ref_dropped(p, x, holder);
 	if (p->refs[x] == 0) {
@@ -207,6 +208,7 @@ int pool_apply_map(struct vpool *p, uint16_t idx, uint64_t vext, uint64_t old1, 
 			pool_map_set(v, vext, old1);
 			return rc;
 		}
+		pool_refs_touch(&p->refs_fz, p->refs, n); /* a live checkpoint's image keeps the old */
 		p->refs[n]++;
 		p->total_refs++;
 		pool_acct_ref_added(p, n, pool_holder_vol(idx));

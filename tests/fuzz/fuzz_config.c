@@ -88,6 +88,8 @@ int fuzz_make_seeds(const char *dir)
 		{"empty", ""},
 		{"bad-line", "[daemon]\nthis is not a setting\n"},
 		{"pool-dotdot", "[pool ..]\npath = /var/lib/vaaid/x.pool\n"},
+		{"pool-live", "[pool p]\npath = /srv/p.pool\nlive_checkpoints = yes\n"},
+		{"pool-live-bad", "[pool p]\npath = /srv/p.pool\nlive_checkpoints = on\n"},
 		{"pool-hidden", "[pool default]\n[pool .x]\npath = /var/lib/vaaid/x.pool\n"},
 		{"pool-no-path", "[pool fast]\nsize = 1G\n"},
 		{"pools-same-path", "[pool a]\npath = /dev/sdb\n[pool b]\npath = /dev/sdb\n"},

@@ -64,9 +64,11 @@ static void test_every_key(void **state)
 			      "[pool fast]\n"
 			      "path = /dev/nvme0n1\n"
 			      "extent = 4M\n"
+			      "live_checkpoints = yes\n"
 			      "[pool slow]\n"
 			      "path = /srv/slow.pool\n"
 			      "size = 512G\n"
+			      "live_checkpoints = no\n"
 			      "[pool ceph]\n"
 			      "path = rbd:vaai/ds1.pool\n"
 			      "size = 1T\n"
@@ -87,6 +89,9 @@ static void test_every_key(void **state)
 	assert_string_equal(c.pools[2].path, "rbd:vaai/ds1.pool");
 	assert_int_equal(c.pools[2].create, VD_CREATE_YES);
 	assert_int_equal(c.pools[1].create, VD_CREATE_AUTO);
+	assert_true(c.pools[0].live_checkpoints);
+	assert_false(c.pools[1].live_checkpoints);
+	assert_false(c.pools[2].live_checkpoints); /* the default */
 	assert_string_equal(c.ceph.conf, "/etc/ceph/site.conf");
 	assert_int_equal(c.alua.group, 65535);
 	assert_int_equal(c.alua.n_peers, 3);
@@ -180,6 +185,7 @@ static void test_bad_files(void **state)
 	refused("[pool p]\ncolour = red\n", 2, "unknown key 'colour' in a [pool] section");
 	refused("[pool p]\npath = rbd:pool\n", 2, "absolute path or rbd:CEPHPOOL/IMAGE");
 	refused("[pool p]\ncreate = maybe\n", 2, "create 'maybe' is not one of auto, yes, no");
+	refused("[pool p]\nlive_checkpoints = on\n", 2, "live_checkpoints 'on' is not one of yes, no");
 	refused("[pool p]\npath = rbd:pool/img@snap\n", 2, "absolute path or rbd:CEPHPOOL/IMAGE");
 	refused("[ceph]\nconf = ceph.conf\n", 2, "[ceph] conf 'ceph.conf' must be an absolute path");
 	refused("[ceph]\nkeyring = k\n", 2, "[ceph] keyring 'k' must be an absolute path");
@@ -288,7 +294,7 @@ static void test_shipped_file(void **state)
 	char text[16384] = "", line[512];
 	static const char *const keys[] = {"state_dir", "control_socket", "log_level",
 		"soft_threshold", "default_pool_size", "xcopy_scope", "whole_granule_writes",
-		"group_flush", "path", "size", "extent", "listen", "group", "peers", "handler", "leave", "op_timeout"};
+		"group_flush", "path", "size", "extent", "live_checkpoints", "listen", "group", "peers", "handler", "leave", "op_timeout"};
 	bool seen[sizeof(keys) / sizeof(keys[0])] = {false};
 	while (fgets(line, sizeof(line), f)) {
 		const char *l = line;

@@ -36,6 +36,8 @@ struct slot {
 	struct load *ld;
 	double t0;
 	bool ckpt_at_submit;
+	int phase_at_submit;
+	uint64_t room_waits_at_submit;
 	struct iovec iov;
 };
 
@@ -48,14 +50,19 @@ struct load {
 	unsigned inflight;
 	int err;
 	double *lat[2]; /* [0] none, [1] checkpoint running (microseconds) */
+	double worst;   /* the worst write's latency (us), its phases and the room waits meanwhile */
+	int worst_phase[2];
+	uint64_t worst_room_waits;
 	size_t n[2], cap[2];
 	struct slot slots[MAXQD];
 };
 
-static bool ckpt_running(struct vpool *p)
+static bool ckpt_running(struct vpool *p, int *phase, uint64_t *room_waits)
 {
 	struct vpool_diag d;
 	vpool_get_diag(p, &d);
+	*phase = d.ckpt_phase;
+	*room_waits = d.journal.room_full_waits;
 	return d.ckpt_running;
 }
 
@@ -70,7 +77,16 @@ static void done(void *arg, int res)
 		ld->err = res;
 		return;
 	}
-	int k = s->ckpt_at_submit || ckpt_running(ld->p);
+	int phase;
+	uint64_t rw;
+	int k = ckpt_running(ld->p, &phase, &rw) || s->ckpt_at_submit;
+	double us = (bench_now() - s->t0) * 1e6;
+	if (us > ld->worst) {
+		ld->worst = us;
+		ld->worst_phase[0] = s->phase_at_submit;
+		ld->worst_phase[1] = phase;
+		ld->worst_room_waits = rw - s->room_waits_at_submit;
+	}
 	if (ld->n[k] == ld->cap[k]) {
 		size_t cap = ld->cap[k] ? 2 * ld->cap[k] : 4096;
 		double *l = realloc(ld->lat[k], cap * sizeof(*l));
@@ -81,7 +97,7 @@ static void done(void *arg, int res)
 		ld->lat[k] = l;
 		ld->cap[k] = cap;
 	}
-	ld->lat[k][ld->n[k]++] = (bench_now() - s->t0) * 1e6;
+	ld->lat[k][ld->n[k]++] = us;
 	if (bench_now() < ld->end && ld->next_vext < ld->n_vext)
 		submit(s);
 }
@@ -90,13 +106,25 @@ static void submit(struct slot *s)
 {
 	struct load *ld = s->ld;
 	s->t0 = bench_now();
-	s->ckpt_at_submit = ckpt_running(ld->p);
+	s->ckpt_at_submit = ckpt_running(ld->p, &s->phase_at_submit, &s->room_waits_at_submit);
 	s->iov = (struct iovec){.iov_base = ld->buf, .iov_len = BS};
 	int rc = vvol_write(ld->v, ld->next_vext++ * EXT, BS, &s->iov, 1, done, s);
 	if (rc < 0)
 		ld->err = rc;
 	else
 		ld->inflight++;
+}
+
+/* Merge the last checkpoint's steps into the mode's worst of each. */
+static void steps_max(struct vpool *p, struct vpool_ckpt_steps *m)
+{
+	struct vpool_diag d;
+	vpool_get_diag(p, &d);
+	const struct vpool_ckpt_steps *l = &d.ckpt_last;
+#define M(f) m->f = l->f > m->f ? l->f : m->f
+	M(paused_ns); M(quiesce_ns); M(homes_ns); M(freeze_ns); M(freeze_hmaps_ns); M(ser_init_ns);
+	M(fill_max_ns); M(fill_total_ns); M(window_io_max_ns); M(sb_ns); M(total_ns); M(windows);
+#undef M
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -189,16 +217,23 @@ int bench_ckpt_main(int argc, char **argv)
 			submit(&ld->slots[i]);
 		}
 		double next_ck = bench_now() + every;
+		struct vpool_ckpt_steps sm = {0};
+		struct vpool_diag d0;
+		vpool_get_diag(p, &d0);
 		while (ld->inflight && !ld->err) {
 			if (bench_now() >= next_ck && bench_now() < ld->end) {
 				if ((rc = vpool_checkpoint(p)) < 0)
 					ld->err = rc;
 				next_ck = bench_now() + every;
+				steps_max(p, &sm);
 				continue;
 			}
 			if ((rc = vreactor_run_once(r, 10)) < 0)
 				ld->err = rc;
+			steps_max(p, &sm);
 		}
+		struct vpool_diag d1;
+		vpool_get_diag(p, &d1);
 		if (ld->err) {
 			fprintf(stderr, "vaai-bench ckpt: load: %s\n", strerror(-ld->err));
 			status = 1;
@@ -211,6 +246,17 @@ int bench_ckpt_main(int argc, char **argv)
 		printf("alloc_write_p99_us mode=%s none=%.0f ckpt=%.0f ratio=%.2f max_us=%.0f samples=%zu/%zu checkpoints=%u\n",
 		       live ? "live" : "paused", p_none, p_ck, p_none > 0 ? p_ck / p_none : 0, maxc, nn, nc,
 		       (unsigned)st.checkpoints - ck0);
+		static const char *const ph[] = {"none", "quiesce", "blob", "superblock"};
+		printf("ckpt_steps_max_us mode=%s paused=%.0f quiesce=%.0f homes=%.0f freeze=%.0f freeze_hmaps=%.0f ser_init=%.0f "
+		       "window_fill_max=%.0f fill_total=%.0f window_io_max=%.0f windows=%u superblock=%.0f total=%.0f\n",
+		       live ? "live" : "paused", sm.paused_ns / 1e3, sm.quiesce_ns / 1e3, sm.homes_ns / 1e3,
+		       sm.freeze_ns / 1e3, sm.freeze_hmaps_ns / 1e3, sm.ser_init_ns / 1e3, sm.fill_max_ns / 1e3, sm.fill_total_ns / 1e3,
+		       sm.window_io_max_ns / 1e3, sm.windows, sm.sb_ns / 1e3, sm.total_ns / 1e3);
+		printf("worst_write mode=%s us=%.0f phase_at_submit=%s phase_at_completion=%s ring_room_waits_meanwhile=%llu "
+		       "ring_room_waits=%llu\n",
+		       live ? "live" : "paused", ld->worst, ph[ld->worst_phase[0] & 3], ph[ld->worst_phase[1] & 3],
+		       (unsigned long long)ld->worst_room_waits,
+		       (unsigned long long)(d1.journal.room_full_waits - d0.journal.room_full_waits));
 		free(ld->lat[0]);
 		free(ld->lat[1]);
 		free(ld);

@@ -7,7 +7,10 @@
  *   pool create PATH SIZE [extent=SIZE] [io=uring|crashsim] [journal=SIZE] [seed=N]
  *                                (PATH rbd:CEPHPOOL/IMAGE: an RBD image of CEPH_CONF's cluster)
  *               [journal-file=yes|no]   (yes, the default: the journal in PATH.journal)
- *   pool open PATH [io=uring|crashsim] [seed=N]
+ *               [live-checkpoints=yes|no] (extension: vpool_set_live_checkpoints, no by
+ *                                default; kept across reopen and crash; as the daemon's
+ *                                [pool] live_checkpoints)
+ *   pool open PATH [io=uring|crashsim] [seed=N] [live-checkpoints=yes|no]
  *   volume create NAME SIZE [block=512|4096]
  *   attach NAME LUN
  *   cmd LUN CDB_HEX [out=HEX|out=@FILE|out=zero:N|out=fill:BYTE:N] [in=N]
@@ -376,7 +379,7 @@ static void do_pool(struct sim *s, char **tok, int nt)
 		return;
 	}
 	if (nt < 3 || (strcmp(tok[1], "create") && strcmp(tok[1], "open")))
-		die(s, "usage: pool create PATH SIZE [extent=SIZE] [io=uring|crashsim] | pool open PATH [io=...] | pool grow SIZE");
+		die(s, "usage: pool create PATH SIZE [extent=SIZE] [io=uring|crashsim] [live-checkpoints=yes|no] | pool open PATH [io=...] [live-checkpoints=yes|no] | pool grow SIZE");
 	bool create = !strcmp(tok[1], "create");
 	struct stat st;
 	if (create && stat(tok[2], &st) == 0)
@@ -389,6 +392,7 @@ static void do_pool(struct sim *s, char **tok, int nt)
 	/* as the daemon does: a pool in a regular file has a journal file, one on an RBD
 	 * image (rbd:CEPHPOOL/IMAGE) keeps it inside */
 	bool journal_file = !vblk_rbd_spec(tok[2]);
+	bool live_ckpt = false;
 	int first_opt = create ? 4 : 3;
 	if (create && nt < 4)
 		die(s, "usage: pool create PATH SIZE [extent=SIZE] [io=uring|crashsim]");
@@ -412,6 +416,10 @@ static void do_pool(struct sim *s, char **tok, int nt)
 			if (strcmp(v, "yes") && strcmp(v, "no"))
 				die(s, "journal-file=%s: expected yes or no", v);
 			journal_file = !strcmp(v, "yes");
+		} else if (!strcmp(k, "live-checkpoints")) {
+			if (strcmp(v, "yes") && strcmp(v, "no"))
+				die(s, "live-checkpoints=%s: expected yes or no", v);
+			live_ckpt = !strcmp(v, "yes");
 		}
 		else
 			die(s, "unknown option '%s'", k);
@@ -427,6 +435,8 @@ static void do_pool(struct sim *s, char **tok, int nt)
 	}
 	if (rc < 0)
 		die(s, "%s", err[0] ? err : strerror(-rc));
+	if (live_ckpt && (rc = simhost_live_checkpoints(s->h, true)) < 0)
+		die(s, "live-checkpoints=yes: %s", strerror(-rc));
 }
 
 static void do_volume(struct sim *s, char **tok, int nt)

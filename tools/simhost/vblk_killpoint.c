@@ -50,6 +50,8 @@ struct kdev {
 	uint64_t target;            /* kill when count reaches it (0: disarmed) */
 	bool ack_killed;            /* vblk_killpoint_ack_killed */
 	uint64_t lied_at;           /* its lie told at this count (0: not yet); kill LIE_LAG later */
+	bool disarmed;              /* vblk_killpoint_arm(0): no kill, the lie's one included */
+	uint64_t disarmed_at;       /* the count then (the lie's kill is moved on by what follows) */
 	uint64_t passed;            /* changes passed to the inner store, not completed */
 	uint64_t at_kill_in_flight, dropped;
 	uint64_t rng;
@@ -196,7 +198,7 @@ static int submit(struct kdev *d, enum kkind kind, const struct iovec *iov, int 
 	bool changes = kind == K_WRITE || kind == K_FLUSH || kind == K_DISCARD;
 	if (changes && !atomic_load(&d->killed)) {
 		uint64_t n = atomic_fetch_add(&d->count, 1) + 1;
-		if (d->lied_at && n >= d->lied_at + LIE_LAG) {
+		if (d->lied_at && !d->disarmed && n >= d->lied_at + LIE_LAG) {
 			kill_now(d); /* the lie told and believed: now the process dies */
 		} else if (d->target && n == d->target) {
 			if (d->ack_killed) {
@@ -306,10 +308,29 @@ int vblk_killpoint_wrap(struct vreactor *r, struct vblk *inner, uint64_t seed, s
 	return 0;
 }
 
+/*
+ * Disarming also holds a lie's kill (ack_killed): the suite disarms around the
+ * operations it must not see crash (a clean reopen), and a kill there came as an
+ * error of that operation, not as a crash (seen in ceph/crash_suite_rbd_mutated:
+ * "clean reopen: Input/output error"). The changes made while disarmed do not
+ * count towards the lie's LIE_LAG. While a lie's kill is pending, arming sets no
+ * new target: that kill is the armed crash.
+ */
 void vblk_killpoint_arm(struct vblk *b, uint64_t n)
 {
 	struct kdev *d = to_k(b);
-	d->target = n ? atomic_load(&d->count) + n : 0;
+	uint64_t now = atomic_load(&d->count);
+	if (!n) {
+		if (!d->disarmed)
+			d->disarmed_at = now;
+		d->disarmed = true;
+		d->target = 0;
+		return;
+	}
+	if (d->disarmed && d->lied_at)
+		d->lied_at += now - d->disarmed_at;
+	d->disarmed = false;
+	d->target = d->lied_at ? 0 : now + n;
 }
 
 void vblk_killpoint_kill_now(struct vblk *b) { kill_now(to_k(b)); }

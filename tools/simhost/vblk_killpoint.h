@@ -15,7 +15,8 @@
 /* Wrap inner (owned from now on: closed with the wrapper); seed: how long each
  * operation waits before it is passed on (one to three reactor iterations). */
 int vblk_killpoint_wrap(struct vreactor *r, struct vblk *inner, uint64_t seed, struct vblk **out);
-/* Kill at the n-th write/flush/discard submitted from now on (n >= 1); 0 disarms.
+/* Kill at the n-th write/flush/discard submitted from now on (n >= 1); 0 disarms
+ * (a pending lie's kill included, see vblk_killpoint_ack_killed, until armed again).
  * Engine stopped (the count and the target are the engine thread's otherwise). */
 void vblk_killpoint_arm(struct vblk *b, uint64_t n);
 void vblk_killpoint_kill_now(struct vblk *b);

@@ -100,9 +100,12 @@ static void ws_pattern(struct ws_ctx *w, const uint8_t *block, uint32_t bs, uint
 	size_t chunk = len < WS_CHUNK ? (size_t)len : WS_CHUNK; /* a multiple of bs */
 	size_t niov = (size_t)((len + chunk - 1) / chunk);
 	w->bufs = vpool_dev(vvol_pool(w->cmd->lun->vol))->bufs;
-	w->buf_len = 4096; /* a power of two: kept buffers are reused by size */
-	while (w->buf_len < chunk)
-		w->buf_len *= 2;
+	w->buf_len = chunk;
+	if (w->bufs) { /* a power of two: kept buffers are reused by size (none in the daemon) */
+		w->buf_len = 4096;
+		while (w->buf_len < chunk)
+			w->buf_len *= 2;
+	}
 	w->buf = vbuf_get(w->bufs, w->buf_len);
 	w->iov = calloc(niov, sizeof(*w->iov));
 	if (!w->buf || !w->iov) {

@@ -1,26 +1,13 @@
-/* Kept large I/O buffers (see vaaid/buf_cache.h): a small array matched by size. */
+/* Kept large I/O buffers (see vaaid/buf_cache.h): a small array matched by size,
+ * oldest first; a full cache lets its oldest buffer go for a new one. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "vaaid/asan_poison.h"
 #include "vaaid/buf_cache.h"
 #include "vaaid/io.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define VBUF_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define VBUF_ASAN 1
-#endif
-#endif
-#ifdef VBUF_ASAN
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) __asan_poison_memory_region((p), (n))
-#define UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
 
 struct vbuf_kept {
 	void *p;
@@ -52,7 +39,7 @@ void vbuf_cache_free(struct vbuf_cache *c)
 	if (!c)
 		return;
 	for (unsigned i = 0; i < c->n; i++) {
-		UNPOISON(c->b[i].p, c->b[i].n);
+		VAAID_UNPOISON(c->b[i].p, c->b[i].n);
 		free(c->b[i].p);
 	}
 	free(c);
@@ -65,8 +52,9 @@ void *vbuf_get(struct vbuf_cache *c, size_t len)
 		if (c->b[i].n != n)
 			continue;
 		void *p = c->b[i].p;
-		c->b[i] = c->b[--c->n];
-		UNPOISON(p, n);
+		memmove(&c->b[i], &c->b[i + 1], sizeof(c->b[0]) * (c->n - i - 1)); /* oldest first */
+		c->n--;
+		VAAID_UNPOISON(p, n);
 		memset(p, 0, n); /* as vblk_alloc_buf's: the pages are there, no fault */
 		return p;
 	}
@@ -77,11 +65,18 @@ void vbuf_put(struct vbuf_cache *c, void *p, size_t len)
 {
 	if (!p)
 		return;
-	if (!c || c->n == c->keep) {
+	if (!c || !c->keep) {
 		free(p);
 		return;
 	}
+	if (c->n == c->keep) { /* full: the oldest kept goes (sizes come and go; the
+				* newest is the likeliest asked for again) */
+		VAAID_UNPOISON(c->b[0].p, c->b[0].n);
+		free(c->b[0].p);
+		memmove(&c->b[0], &c->b[1], sizeof(c->b[0]) * (c->n - 1));
+		c->n--;
+	}
 	size_t n = rounded(len);
-	POISON(p, n);
+	VAAID_POISON(p, n);
 	c->b[c->n++] = (struct vbuf_kept){.p = p, .n = n};
 }

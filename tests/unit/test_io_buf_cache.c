@@ -2,7 +2,9 @@
  * vaaid/buf_cache.h: kept large buffers. A buffer given back and taken again is
  * the same memory (no fresh pages), zeroed as vblk_alloc_buf's, aligned; sizes
  * are matched exactly (rounded as vblk_alloc_buf rounds); beyond its room the
- * cache frees (LeakSanitizer sees no leak); a NULL cache is plain allocation;
+ * cache lets its oldest buffer go for the new one (LeakSanitizer sees no leak:
+ * the one let go is freed), so that sizes used once (WRITE SAME's patterns)
+ * do not keep the journal's buffers out for good; a NULL cache is plain allocation;
  * under ASan a kept buffer is poisoned.
  */
 #include <setjmp.h>
@@ -17,16 +19,7 @@
 #include "vaaid/buf_cache.h"
 #include "vaaid/io.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define T_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define T_ASAN 1
-#endif
-#endif
-#ifdef T_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
+#include "vaaid/asan_poison.h"
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
@@ -48,7 +41,7 @@ static void test_reuse_zeroed(void **state)
 	assert_true(all_zero(a, big));
 	memset(a, 0xA5, big);
 	vbuf_put(c, a, big);
-#ifdef T_ASAN
+#if VAAID_ASAN
 	assert_true(__asan_address_is_poisoned(a));
 	assert_true(__asan_address_is_poisoned(a + big - 1));
 #endif
@@ -63,11 +56,17 @@ static void test_reuse_zeroed(void **state)
 	uint8_t *odd2 = vbuf_get(c, VBLK_ALIGN);
 	assert_ptr_equal(odd2, odd);
 	assert_true(all_zero(odd2, VBLK_ALIGN));
-	/* room for two: the third is freed (a leak would fail LeakSanitizer) */
+	/* room for two: the third put lets the oldest (b) go, freed (a leak would
+	 * fail LeakSanitizer); the two newest are what comes back */
 	vbuf_put(c, b, big);
 	vbuf_put(c, other, big / 2);
 	vbuf_put(c, odd2, VBLK_ALIGN);
 	vbuf_put(c, NULL, 10);
+	uint8_t *o2 = vbuf_get(c, big / 2), *a2 = vbuf_get(c, VBLK_ALIGN);
+	assert_ptr_equal(o2, other);
+	assert_ptr_equal(a2, odd2);
+	vbuf_put(c, o2, big / 2);
+	vbuf_put(c, a2, VBLK_ALIGN);
 	vbuf_cache_free(c);
 	/* no cache: plain allocations */
 	uint8_t *p = vbuf_get(NULL, big);

@@ -2,22 +2,8 @@
 #include <stdlib.h>
 
 #include "din_cache.h"
+#include "vaaid/asan_poison.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define DIN_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DIN_ASAN 1
-#endif
-#endif
-#ifdef DIN_ASAN
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) __asan_poison_memory_region((p), (n))
-#define UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
 
 void *din_cache_alloc(void *arg, size_t len, size_t *cap)
 {
@@ -35,7 +21,7 @@ void *din_cache_alloc(void *arg, size_t len, size_t *cap)
 	c->n--;
 	c->p[best] = c->p[c->n];
 	c->cap[best] = c->cap[c->n];
-	UNPOISON(p, len); /* [len, cap) stays poisoned: not the caller's */
+	VAAID_UNPOISON(p, len); /* [len, cap) stays poisoned: not the caller's */
 	return p;
 }
 
@@ -47,7 +33,7 @@ void din_cache_put(struct din_cache *c, void *p, size_t cap)
 		free(p);
 		return;
 	}
-	POISON(p, cap);
+	VAAID_POISON(p, cap);
 	c->p[c->n] = p;
 	c->cap[c->n] = cap;
 	c->n++;
@@ -56,7 +42,7 @@ void din_cache_put(struct din_cache *c, void *p, size_t cap)
 void din_cache_drop(struct din_cache *c)
 {
 	for (unsigned i = 0; i < c->n; i++) {
-		UNPOISON(c->p[i], c->cap[i]);
+		VAAID_UNPOISON(c->p[i], c->cap[i]);
 		free(c->p[i]);
 	}
 	c->n = 0;

@@ -250,6 +250,8 @@ void simk_reset(struct simk *k)
 	k->top_id = 0;
 	k->inflight = 0;
 	k->rung = k->broken = false;
+	k->din_alloc = NULL; /* simk_create's: the last user's data-in allocator is gone */
+	k->din_arg = NULL;
 }
 
 void simk_set_din_alloc(struct simk *k, void *(*fn)(void *arg, size_t len, size_t *cap), void *arg)

@@ -1244,7 +1244,8 @@ static void run_vaai_check(struct suite *s)
 	if (rc < 0)
 		fail(s, "reopen after vaai-check: %s", err);
 	simhost_use_rings(s->h, s->rings);
-	simhost_use_bufs(s->h, s->bufs);
+	if (simhost_use_bufs(s->h, s->bufs) < 0)
+		fail(s, "lending the buffers after reopen");
 	set_faults(s);
 	if (s->whole && simhost_whole_granules(s->h, 1) < 0)
 		fail(s, "whole granules after reopen");
@@ -1293,7 +1294,8 @@ static void setup(struct suite *s)
 	    (!s->bufs && vbuf_cache_new(8, &s->bufs) < 0))
 		fail(s, "no memory for the rings");
 	simhost_use_rings(s->h, s->rings);
-	simhost_use_bufs(s->h, s->bufs);
+	if (simhost_use_bufs(s->h, s->bufs) < 0)
+		fail(s, "lending the buffers");
 	set_faults(s);
 	if (s->mutate_ack && simhost_rbd_kill_ack_killed(s->h, true) < 0)
 		fail(s, "--mutate-ack-killed");

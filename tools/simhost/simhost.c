@@ -1090,13 +1090,15 @@ void simhost_use_rings(struct simhost *h, struct simhost_rings *rings)
 	h->rings = rings;
 }
 
-void simhost_use_bufs(struct simhost *h, struct vbuf_cache *bufs)
+int simhost_use_bufs(struct simhost *h, struct vbuf_cache *bufs)
 {
+	engine_stop(h); /* the devices' bufs are the engine thread's while it runs */
 	h->bufs = bufs;
 	if (h->dev)
 		h->dev->bufs = bufs;
 	if (h->jdev)
 		h->jdev->bufs = bufs;
+	return engine_start(h);
 }
 
 static int reap_ready(struct simhost *h, struct simhost_result *res, unsigned max)

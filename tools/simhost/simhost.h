@@ -191,8 +191,9 @@ void simhost_result_release(struct simhost *h, struct simhost_result *r);
 struct simhost_rings;
 void simhost_use_rings(struct simhost *h, struct simhost_rings *rings);
 /* The stores, now and when opened again (recovery, reopen), lend bufs (as
- * simhost_create_pool_on's; the caller's, freed after the host). */
-void simhost_use_bufs(struct simhost *h, struct vbuf_cache *bufs);
+ * simhost_create_pool_on's; the caller's, freed after the host); the engine is
+ * stopped meanwhile: the error of its restart. */
+int simhost_use_bufs(struct simhost *h, struct vbuf_cache *bufs);
 
 /* Reopen: wait for in-flight commands (their results are kept for the next reap), close
  * cleanly, open again (recovery) and re-attach the same LUNs. */

@@ -116,8 +116,14 @@ static void submit(struct slot *s)
 }
 
 /* Merge the last checkpoint's steps into the mode's worst of each. */
-static void steps_max(struct vpool *p, struct vpool_ckpt_steps *m)
+/* The worst of each step over the run's checkpoints (the setup's own, before ck0,
+ * ran unloaded: not counted). */
+static void steps_max(struct vpool *p, unsigned ck0, struct vpool_ckpt_steps *m)
 {
+	struct vpool_stats st;
+	vpool_get_stats(p, &st);
+	if (st.checkpoints <= ck0)
+		return;
 	struct vpool_diag d;
 	vpool_get_diag(p, &d);
 	const struct vpool_ckpt_steps *l = &d.ckpt_last;
@@ -225,12 +231,12 @@ int bench_ckpt_main(int argc, char **argv)
 				if ((rc = vpool_checkpoint(p)) < 0)
 					ld->err = rc;
 				next_ck = bench_now() + every;
-				steps_max(p, &sm);
+				steps_max(p, ck0, &sm);
 				continue;
 			}
 			if ((rc = vreactor_run_once(r, 10)) < 0)
 				ld->err = rc;
-			steps_max(p, &sm);
+			steps_max(p, ck0, &sm);
 		}
 		struct vpool_diag d1;
 		vpool_get_diag(p, &d1);

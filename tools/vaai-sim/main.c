@@ -395,7 +395,7 @@ static void do_pool(struct sim *s, char **tok, int nt)
 	bool live_ckpt = false;
 	int first_opt = create ? 4 : 3;
 	if (create && nt < 4)
-		die(s, "usage: pool create PATH SIZE [extent=SIZE] [io=uring|crashsim]");
+		die(s, "usage: pool create PATH SIZE [extent=SIZE] [io=uring|crashsim] [live-checkpoints=yes|no]");
 	for (int i = first_opt; i < nt; i++) {
 		char *eq = strchr(tok[i], '=');
 		if (!eq)

@@ -98,8 +98,14 @@ fail() {
 	sed 's/^/  serve: /' "$log" >&2
 	# the guest's console (scripts/vm/run's serial log), to see where a stop stuck
 	[ -f build/vm-out/console.log ] && tail -n 40 build/vm-out/console.log | sed 's/^/  console: /' >&2
+	# scripts/vm/run's own record of its stop path, and where serve's processes are
+	[ -f build/vm-out/run.log ] && sed 's/^/  run.log: /' build/vm-out/run.log >&2
 	if [ -n "$pid" ]; then
 		kill -0 "$pid" 2>/dev/null && record
+		[ -n "$ctl" ] && { [ -e "$ctl/stop" ] && echo "  $ctl/stop exists" || echo "  no $ctl/stop"; } >&2
+		# shellcheck disable=SC2086
+		[ -n "$procs" ] && ps -o pid=,stat=,wchan:20=,etime=,args= -p "$(echo $procs | sed 's/:[0-9]*//g; s/ /,/g')" 2>/dev/null |
+			cut -c1-160 | sed 's/^/  ps: /' >&2 || true
 		kill -INT "$pid" 2>/dev/null || true
 		for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
 		kill -KILL "$pid" 2>/dev/null || true
@@ -140,7 +146,9 @@ start() {
 start
 t0=$(date +%s.%N)
 kill -INT "$pid"
-for _ in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+# 60 s by the clock (under load 600 sleeps of 0.1 s take far longer than 60 s)
+end=$((SECONDS + 60))
+while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
 kill -0 "$pid" 2>/dev/null && fail "scripts/serve still running 60 s after Ctrl-C"
 took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 wait "$pid" || true

@@ -13,11 +13,15 @@
  * A copy that cannot be made (out of memory) marks the image broken: the change
  * is made all the same (a refcount change must not fail) and the checkpoint
  * fails, as a leaf that cannot be copied aside does (map.h).
+ * `alloc` (NULL: malloc) is kept across freezes: a test's allocation-failure
+ * hook for the chunk copies (unit/test_pool_live_ckpt_oom), set on the pool's
+ * own struct, no global.
  */
 #ifndef VAAID_POOL_REFS_ASIDE_H
 #define VAAID_POOL_REFS_ASIDE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define REFS_CHUNK_SHIFT 12u /* 4,096 refcounts, 16 KiB a chunk */
@@ -27,6 +31,8 @@ struct pool_refs_freeze {
 	uint32_t **aside; /* per chunk: its frozen copy, or NULL (the live chunk is it) */
 	uint64_t n_ext, n_chunks;
 	bool active, broken;
+	void *(*alloc)(void *ctx, size_t size); /* the chunk copies' allocator; NULL: malloc */
+	void *alloc_ctx;
 };
 
 /* Freeze refcounts of n_ext extents (nothing copied); -ENOMEM. */

@@ -808,6 +808,16 @@ int simhost_live_checkpoints(struct simhost *h, bool on)
 	return engine_start(h);
 }
 
+int simhost_checkpoint(struct simhost *h, bool *live)
+{
+	engine_stop(h);
+	int rc = vpool_checkpoint(h->pool);
+	struct vpool_diag d;
+	vpool_get_diag(h->pool, &d);
+	*live = d.ckpt_last.paused_ns < d.ckpt_last.total_ns;
+	return engine_resume(h, rc);
+}
+
 int simhost_bench_skip_reserve(struct simhost *h, bool skip)
 {
 	if (h->io != SIMHOST_IO_URING)

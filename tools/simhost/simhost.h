@@ -287,5 +287,9 @@ int simhost_whole_granules(struct simhost *h, int on);
 /* Live checkpoints (vpool_set_live_checkpoints): appends go on while a checkpoint
  * writes. Off by default; kept across reopen and crash. */
 int simhost_live_checkpoints(struct simhost *h, bool on);
+/* Write a checkpoint now (vpool_checkpoint, engine stopped meanwhile: commands in
+ * flight go on through the reactor it runs); *live: it resumed metadata appends at
+ * its freeze point (vpool_diag.ckpt_last: paused_ns < total_ns), i.e. it was live. */
+int simhost_checkpoint(struct simhost *h, bool *live);
 
 #endif

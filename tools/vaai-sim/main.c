@@ -20,6 +20,10 @@
  *   crash
  *   stats
  *   verify                      (extension: vpool_verify; fails the script on problems)
+ *   checkpoint                  (extension: vpool_checkpoint now, submitted commands going
+ *                                on meanwhile; one output line {"checkpoint":"live"} or
+ *                                {"checkpoint":"paused"}: whether appends resumed at its
+ *                                freeze point, vpool_diag.ckpt_last)
  *   visibility LUN GROUP        (extension: LUN's visibility group, default 0; EXTENDED
  *                                COPY reaches only LUNs of the receiving LUN's group,
  *                                as co-visible LUNs; may precede attach; no output line)
@@ -615,6 +619,16 @@ static void run_line(struct sim *s, char *line)
 		int rc = simhost_hydration(s->h, op, NULL, NULL);
 		if (rc < 0)
 			die(s, "hydrate %s: %s", tok[1], strerror(-rc));
+	} else if (!strcmp(v, "checkpoint")) {
+		need_pool(s);
+		if (nt != 1)
+			die(s, "usage: checkpoint");
+		bool live;
+		int rc = simhost_checkpoint(s->h, &live);
+		if (rc < 0)
+			die(s, "checkpoint failed: %s", strerror(-rc));
+		printf("{\"checkpoint\":\"%s\"}\n", live ? "live" : "paused");
+		fflush(stdout);
 	} else if (!strcmp(v, "verify")) {
 		need_pool(s);
 		int bad = simhost_verify(s->h, stderr);

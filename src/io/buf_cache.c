@@ -126,8 +126,9 @@ void *vbuf_take(struct vbuf_cache *c, size_t len)
 		return p;
 	}
 	p = malloc(n);
-	if (p)
-		VAAID_POISON(p + len, n - len); /* past len: an overrun is still caught */
+	if (p) /* past len: an overrun is still caught (through uintptr_t: gcc takes the
+		* poisoning call for a read of the fresh bytes, -Wmaybe-uninitialized) */
+		VAAID_POISON((void *)((uintptr_t)p + len), n - len);
 	return p;
 }
 

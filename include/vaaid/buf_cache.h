@@ -28,5 +28,17 @@ void vbuf_cache_free(struct vbuf_cache *c);
 void *vbuf_get(struct vbuf_cache *c, size_t len);
 /* Give back what vbuf_get(c, len) returned (NULL: nothing): kept, or freed. */
 void vbuf_put(struct vbuf_cache *c, void *p, size_t len);
+/*
+ * Scratch memory of any size, NOT zeroed (the caller writes all len bytes before
+ * reading them: crashsim's copy of a pending write): as malloc(len), from c when
+ * it keeps a buffer of len's size class (powers of two, 4 KiB to 16 MiB), so a
+ * size used once is reused for any length of its class. Bytes past len stay
+ * poisoned for ASan. Give it back with vbuf_give(c, p, len), the same c.
+ */
+void *vbuf_take(struct vbuf_cache *c, size_t len);
+/* Kept for vbuf_take, or freed (NULL c, too large, the class or the cache full). */
+void vbuf_give(struct vbuf_cache *c, void *p, size_t len);
+/* Bytes kept for vbuf_take (their size classes' sizes): tests. */
+size_t vbuf_taken_kept(const struct vbuf_cache *c);
 
 #endif

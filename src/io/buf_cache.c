@@ -1,6 +1,10 @@
 /* Kept large I/O buffers (see vaaid/buf_cache.h): a small array matched by size,
- * oldest first; a full cache lets its oldest buffer go for a new one. */
+ * oldest first; a full cache lets its oldest buffer go for a new one. Scratch
+ * (vbuf_take): a stack of buffers per power-of-two size class, each allocated at
+ * its class's full size; a full class or a cache at VBUF_TAKE_MAX bytes frees
+ * what is given back. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +18,19 @@ struct vbuf_kept {
 	size_t n; /* bytes, rounded as vblk_alloc_buf rounds */
 };
 
+#define VBUF_CLASS_MIN 12u  /* 4 KiB */
+#define VBUF_CLASSES 13u    /* to 16 MiB */
+#define VBUF_CLASS_KEEP 16u /* buffers per class */
+#define VBUF_TAKE_MAX (64u << 20) /* bytes kept for vbuf_take at most */
+
+struct vbuf_class {
+	unsigned n;
+	void *p[VBUF_CLASS_KEEP];
+};
+
 struct vbuf_cache {
+	struct vbuf_class cls[VBUF_CLASSES];
+	size_t cls_bytes;
 	unsigned n, keep;
 	struct vbuf_kept b[];
 };
@@ -42,6 +58,11 @@ void vbuf_cache_free(struct vbuf_cache *c)
 		VAAID_UNPOISON(c->b[i].p, c->b[i].n);
 		free(c->b[i].p);
 	}
+	for (unsigned k = 0; k < VBUF_CLASSES; k++)
+		for (unsigned i = 0; i < c->cls[k].n; i++) {
+			VAAID_UNPOISON(c->cls[k].p[i], (size_t)1 << (VBUF_CLASS_MIN + k));
+			free(c->cls[k].p[i]);
+		}
 	free(c);
 }
 
@@ -80,3 +101,56 @@ void vbuf_put(struct vbuf_cache *c, void *p, size_t len)
 	VAAID_POISON(p, n);
 	c->b[c->n++] = (struct vbuf_kept){.p = p, .n = n};
 }
+
+/* len's size class, or VBUF_CLASSES when it has none (0, or above 16 MiB). */
+static unsigned class_of(size_t len)
+{
+	unsigned k = 0;
+	while (k < VBUF_CLASSES && ((size_t)1 << (VBUF_CLASS_MIN + k)) < len)
+		k++;
+	return len ? k : VBUF_CLASSES;
+}
+
+void *vbuf_take(struct vbuf_cache *c, size_t len)
+{
+	unsigned k = class_of(len);
+	if (!c || k == VBUF_CLASSES)
+		return malloc(len ? len : 1);
+	size_t n = (size_t)1 << (VBUF_CLASS_MIN + k);
+	struct vbuf_class *cl = &c->cls[k];
+	uint8_t *p;
+	if (cl->n) {
+		p = cl->p[--cl->n];
+		c->cls_bytes -= n;
+		VAAID_UNPOISON(p, len);
+		return p;
+	}
+	p = malloc(n);
+	if (p) /* past len: an overrun is still caught (through uintptr_t: gcc takes the
+		* poisoning call for a read of the fresh bytes, -Wmaybe-uninitialized) */
+		VAAID_POISON((void *)((uintptr_t)p + len), n - len);
+	return p;
+}
+
+void vbuf_give(struct vbuf_cache *c, void *p, size_t len)
+{
+	if (!p)
+		return;
+	unsigned k = class_of(len);
+	if (!c || k == VBUF_CLASSES) {
+		free(p);
+		return;
+	}
+	size_t n = (size_t)1 << (VBUF_CLASS_MIN + k);
+	struct vbuf_class *cl = &c->cls[k];
+	if (cl->n == VBUF_CLASS_KEEP || c->cls_bytes + n > VBUF_TAKE_MAX) {
+		VAAID_UNPOISON(p, n);
+		free(p);
+		return;
+	}
+	VAAID_POISON(p, n);
+	cl->p[cl->n++] = p;
+	c->cls_bytes += n;
+}
+
+size_t vbuf_taken_kept(const struct vbuf_cache *c) { return c ? c->cls_bytes : 0; }

@@ -23,7 +23,11 @@
  *     flush's callback runs (a logical clock orders callbacks and flush
  *     submissions). When a write becomes durable, the overlapping part of each
  *     older pending write is overwritten with the newer data, so applying the
- *     older one later can never resurrect stale bytes.
+ *     older one later can never resurrect stale bytes. The copies come from
+ *     the device's lent buffer cache (struct vblk's bufs, vbuf_take: kept
+ *     across devices by a fuzz target or the crash suite, so a 576 KiB write is
+ *     not a fresh mapping under ASan each time) and go back to it; with none
+ *     (the daemon), malloc.
  *   - Completions are never delivered from inside the submitting call: they
  *     go into a device-owned FIFO, and a "kick" (a NOP SQE on the reactor whose
  *     user_data is the device's embedded vio_op) delivers the FIFO from the
@@ -75,6 +79,7 @@
 
 #include <liburing.h>
 
+#include "vaaid/buf_cache.h"
 #include "vaaid/io.h"
 #include "vaaid/rng.h"
 
@@ -86,6 +91,7 @@ struct pwrite { /* a write that is not durable yet */
 	size_t len;
 	bool dsync, meta, cb_done;
 	uint64_t done_clock; /* when its callback ran */
+	struct vbuf_cache *from; /* the device's bufs when it was made (pwrite_free) */
 	uint8_t data[];
 };
 
@@ -186,12 +192,19 @@ static void pending_append(struct csdev *d, struct pwrite *pw)
 	d->npending++;
 }
 
+/* Back to the cache it came from (vbuf_take: kept across devices), or freed. */
+static void pwrite_free(struct pwrite *pw)
+{
+	if (pw)
+		vbuf_give(pw->from, pw, sizeof(*pw) + pw->len);
+}
+
 static void pending_free_all(struct csdev *d)
 {
 	while (d->p_head) {
 		struct pwrite *pw = d->p_head;
 		pending_unlink(d, pw);
-		free(pw);
+		pwrite_free(pw);
 	}
 }
 
@@ -282,7 +295,7 @@ static void make_durable(struct csdev *d, struct pwrite *pw)
 		meta_durable(d, pw->done_clock, pw->off + pw->len); /* the size it needs */
 	patch_older(d, pw);
 	pending_unlink(d, pw);
-	free(pw);
+	pwrite_free(pw);
 }
 
 /* Flush: every write whose callback ran before the flush was submitted (and metadata). */
@@ -592,13 +605,16 @@ static int cs_readv(struct vblk *b, const struct iovec *iov, int iovcnt, uint64_
 	return 0;
 }
 
-static struct pwrite *pwrite_new(const struct iovec *iov, int iovcnt, uint64_t off, size_t len,
-				 unsigned flags)
+/* The copy of a write: every byte of it written here (a kept buffer's old bytes
+ * never show), from the device's lent cache when it has one. */
+static struct pwrite *pwrite_new(struct csdev *d, const struct iovec *iov, int iovcnt,
+				 uint64_t off, size_t len, unsigned flags)
 {
-	struct pwrite *pw = malloc(sizeof(*pw) + len);
+	struct pwrite *pw = vbuf_take(d->b.bufs, sizeof(*pw) + len);
 	if (!pw)
 		return NULL;
 	memset(pw, 0, sizeof(*pw));
+	pw->from = d->b.bufs;
 	pw->off = off;
 	pw->len = len;
 	pw->dsync = flags & VBLK_DSYNC;
@@ -620,13 +636,13 @@ static int cs_writev(struct vblk *b, const struct iovec *iov, int iovcnt, uint64
 		return (int)total;
 	if (d->dead || count_io(d))
 		return queue_comp(d, CS_WRITE, op, -EIO, NULL); /* the power is off */
-	struct pwrite *pw = pwrite_new(iov, iovcnt, off, (size_t)total, flags);
+	struct pwrite *pw = pwrite_new(d, iov, iovcnt, off, (size_t)total, flags);
 	if (!pw)
 		return -ENOMEM;
 	struct cs_comp *c;
 	int rc = queue_comp(d, CS_WRITE, op, (int)total, &c);
 	if (rc < 0) {
-		free(pw);
+		pwrite_free(pw);
 		return rc;
 	}
 	c->pw = pw;

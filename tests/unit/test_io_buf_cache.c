@@ -5,7 +5,10 @@
  * cache lets its oldest buffer go for the new one (LeakSanitizer sees no leak:
  * the one let go is freed), so that sizes used once (WRITE SAME's patterns)
  * do not keep the journal's buffers out for good; a NULL cache is plain allocation;
- * under ASan a kept buffer is poisoned.
+ * under ASan a kept buffer is poisoned. Scratch (vbuf_take/vbuf_give): the same
+ * memory back for any length of its power-of-two class, bytes past the length
+ * poisoned, a class keeps at most 16 and the cache 64 MiB (the rest freed: a
+ * leak would fail LeakSanitizer), too large or no cache: plain malloc.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,10 +77,69 @@ static void test_reuse_zeroed(void **state)
 	vbuf_put(NULL, p, big);
 }
 
+static void test_take_give(void **state)
+{
+	(void)state;
+	struct vbuf_cache *c;
+	assert_int_equal(vbuf_cache_new(2, &c), 0);
+	uint8_t *a = vbuf_take(c, 5000); /* the 8 KiB class */
+	assert_non_null(a);
+	memset(a, 0x5a, 5000);
+#if VAAID_ASAN
+	assert_true(__asan_address_is_poisoned(a + 5000));
+	assert_true(__asan_address_is_poisoned(a + 8191));
+#endif
+	vbuf_give(c, a, 5000);
+	assert_int_equal(vbuf_taken_kept(c), 8192);
+#if VAAID_ASAN
+	assert_true(__asan_address_is_poisoned(a));
+#endif
+	uint8_t *b = vbuf_take(c, 8192); /* same class: the same memory, all of it usable */
+	assert_ptr_equal(b, a);
+	assert_int_equal(vbuf_taken_kept(c), 0);
+	b[8191] = 1;
+	uint8_t *d = vbuf_take(c, 8193); /* the next class */
+	assert_ptr_not_equal(d, a);
+	vbuf_give(c, b, 8192);
+	vbuf_give(c, d, 8193);
+	assert_int_equal(vbuf_taken_kept(c), 8192 + 16384);
+	/* a class keeps 16: the 17th given back is freed */
+	uint8_t *v[17];
+	for (int i = 0; i < 17; i++)
+		assert_non_null(v[i] = vbuf_take(c, 4096));
+	for (int i = 0; i < 17; i++)
+		vbuf_give(c, v[i], 4096);
+	assert_int_equal(vbuf_taken_kept(c), 8192 + 16384 + 16 * 4096);
+	for (int i = 16; i > 0; i--) /* newest first */
+		assert_ptr_equal(vbuf_take(c, 100 * i), v[i - 1]);
+	for (int i = 0; i < 16; i++)
+		vbuf_give(c, v[i], 4096);
+	/* too large for a class, no cache, nothing: plain malloc and free */
+	uint8_t *big = vbuf_take(c, (16u << 20) + 1);
+	assert_non_null(big);
+	vbuf_give(c, big, (16u << 20) + 1);
+	vbuf_give(c, NULL, 10);
+	uint8_t *p = vbuf_take(NULL, 100);
+	assert_non_null(p);
+	vbuf_give(NULL, p, 100);
+	assert_int_equal(vbuf_taken_kept(c), 8192 + 16384 + 16 * 4096);
+	vbuf_cache_free(c);
+	/* the cache keeps 64 MiB at most: the fifth 16 MiB buffer is freed */
+	assert_int_equal(vbuf_cache_new(0, &c), 0);
+	uint8_t *m[5];
+	for (int i = 0; i < 5; i++)
+		assert_non_null(m[i] = vbuf_take(c, 16u << 20));
+	for (int i = 0; i < 5; i++)
+		vbuf_give(c, m[i], 16u << 20);
+	assert_int_equal(vbuf_taken_kept(c), 64u << 20);
+	vbuf_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reuse_zeroed),
+		cmocka_unit_test(test_take_give),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

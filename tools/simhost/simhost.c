@@ -1559,7 +1559,8 @@ int simhost_close(struct simhost *h)
 	for (int i = 0; i < h->lun_end; i++)
 		if (h->luns[i].dev)
 			tcmu_dev_stop(h->luns[i].dev);
-	int rc2 = vpool_close(h->pool);
+	/* no pool after a recovery that failed (simhost_crash, simhost_reopen) */
+	int rc2 = h->pool ? vpool_close(h->pool) : 0;
 	h->pool = NULL;
 	close_devs(h);
 	abandon_engine(h);

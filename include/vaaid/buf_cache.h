@@ -22,7 +22,8 @@ struct vbuf_cache;
 
 /* Room for keep buffers. */
 int vbuf_cache_new(unsigned keep, struct vbuf_cache **out);
-/* Frees the kept buffers (no device may use c any more). */
+/* Frees the kept buffers (no device may use c any more, nor hold a pending
+ * write taken from it: crashsim's pending copies go back to their own cache). */
 void vbuf_cache_free(struct vbuf_cache *c);
 /* As vblk_alloc_buf(len), from c when it keeps one of this size (c may be NULL). */
 void *vbuf_get(struct vbuf_cache *c, size_t len);
@@ -33,7 +34,10 @@ void vbuf_put(struct vbuf_cache *c, void *p, size_t len);
  * reading them: crashsim's copy of a pending write): as malloc(len), from c when
  * it keeps a buffer of len's size class (powers of two, 4 KiB to 16 MiB), so a
  * size used once is reused for any length of its class. Bytes past len stay
- * poisoned for ASan. Give it back with vbuf_give(c, p, len), the same c.
+ * poisoned for ASan. Give it back with vbuf_give(c, p, len), the same c and a
+ * len of the same size class as taken (under ASan a second give aborts). A
+ * device that takes from c gives back to c even after its `bufs` changed: c
+ * must outlive every device that ever had it.
  */
 void *vbuf_take(struct vbuf_cache *c, size_t len);
 /* Kept for vbuf_take, or freed (NULL c, too large, the class or the cache full). */

@@ -196,6 +196,7 @@ struct vpool_diag {
 		uint64_t paused_ns, quiesce_ns, homes_ns, freeze_ns, freeze_hmaps_ns, ser_init_ns;
 		uint64_t fill_max_ns, fill_total_ns, window_io_max_ns, sb_ns, total_ns;
 		unsigned windows;
+		bool live; /* it let metadata appends go on after its freeze point */
 	} ckpt_last;
 	unsigned redo_inflight;       /* home writes of DATA records in flight */
 	size_t redo_pending;          /* extents with DATA records since the checkpoint */

@@ -5,6 +5,7 @@
  * what is given back. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +137,12 @@ void vbuf_give(struct vbuf_cache *c, void *p, size_t len)
 {
 	if (!p)
 		return;
+	/* A kept buffer is poisoned whole, a taken one never at byte 0 (len > 0):
+	 * under ASan a second give is caught here, as free() would catch it. */
+	if (len && VAAID_IS_POISONED(p)) {
+		fprintf(stderr, "vbuf_give: %p given back twice (or never taken)\n", p);
+		abort();
+	}
 	unsigned k = class_of(len);
 	if (!c || k == VBUF_CLASSES) {
 		free(p);

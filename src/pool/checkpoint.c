@@ -553,6 +553,7 @@ static void ckpt_finish(struct vpool *p, int res)
 		c->steps.total_ns = vclock_ns() - c->t0_ns;
 		if (!c->live)
 			c->steps.paused_ns = c->steps.total_ns;
+		c->steps.live = c->live;
 		c->last = c->steps;
 	}
 	c->result = res;

@@ -31,7 +31,7 @@ struct pool_refs_freeze {
 	uint32_t **aside; /* per chunk: its frozen copy, or NULL (the live chunk is it) */
 	uint64_t n_ext, n_chunks;
 	bool active, broken;
-	void *(*alloc)(void *ctx, size_t size); /* the chunk copies' allocator; NULL: malloc */
+	void *(*alloc)(void *ctx, size_t size); /* the chunk copies' allocator (its memory goes to free()); NULL: malloc */
 	void *alloc_ctx;
 };
 

@@ -5,10 +5,8 @@
  * creation of a missing pool file and at the open of an existing one, and only for
  * the pool that says so. test_daemon_config checks the parsing alone.
  *
- * How it tells: vpool_diag.ckpt_last.paused_ns is the time appends were paused.
- * A paused checkpoint (the default) pauses them to its end (paused_ns ==
- * total_ns, checkpoint.c's ckpt_finish); a live one resumes them at its freeze
- * point, before its blob and superblock are written (paused_ns < total_ns).
+ * How it tells: vpool_diag.ckpt_last.live, set by checkpoint.c's ckpt_finish for
+ * a checkpoint that resumed appends at its freeze point.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,7 +32,7 @@ static bool checkpoint_was_live(struct vd_pool *vp)
 	vpool_get_diag(vp->pool, &d);
 	assert_true(d.ckpt_last.total_ns > 0);
 	assert_true(d.ckpt_last.paused_ns <= d.ckpt_last.total_ns);
-	return d.ckpt_last.paused_ns < d.ckpt_last.total_ns;
+	return d.ckpt_last.live;
 }
 
 static void live_checkpoints_reach_the_pool(void **state)

@@ -174,7 +174,9 @@ static void test_refs_copy_aside_oom(void **state)
 	unsigned acked = 0;
 	for (unsigned x = 0; x < VEXT; x++)
 		acked += c->acked[x];
-	assert_true(acked > PREFILL); /* writes were acknowledged during the failed one */
+	/* the load's writes were acknowledged (most before the checkpoint began, few
+	 * or none while it ran: not asserted); all of them read back after the reopen */
+	assert_true(acked > PREFILL);
 	assert_int_equal(vpool_close(p), 0); /* a failed pool: closed without a checkpoint */
 
 	/* the store: the previous checkpoint and the journal */
@@ -186,6 +188,7 @@ static void test_refs_copy_aside_oom(void **state)
 	assert_int_equal(vpool_set_live_checkpoints(p, true), 0);
 	assert_null(p->refs_fz.alloc);
 	c->stop = false;
+	c->errs = 0; /* phase 1's writes after the pool failed did fail */
 	c->round = 1;
 	c->next = PREFILL; /* overwrite the top again (refcounts change: new extents) */
 	c->end = VEXT;
@@ -196,9 +199,10 @@ static void test_refs_copy_aside_oom(void **state)
 	assert_int_equal(vpool_checkpoint(p), 0);
 	vpool_get_diag(p, &d);
 	assert_false(d.failed);
-	assert_true(d.ckpt_last.paused_ns < d.ckpt_last.total_ns); /* it was live */
+	assert_true(d.ckpt_last.live);
 	c->stop = true;
 	drain(r, c);
+	assert_int_equal(c->errs, 0); /* no write failed around the good checkpoint */
 	assert_int_equal(vpool_close(p), 0);
 	assert_int_equal(vpool_open(dev, &p), 0);
 	assert_int_equal(vpool_verify(p, stderr), 0);

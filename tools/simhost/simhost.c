@@ -814,7 +814,7 @@ int simhost_checkpoint(struct simhost *h, bool *live)
 	int rc = vpool_checkpoint(h->pool);
 	struct vpool_diag d;
 	vpool_get_diag(h->pool, &d);
-	*live = d.ckpt_last.paused_ns < d.ckpt_last.total_ns;
+	*live = d.ckpt_last.live;
 	return engine_resume(h, rc);
 }
 

@@ -28,7 +28,7 @@
 #include "vaaid/pool.h"
 
 #include "../../src/pool/pool_internal.h"
-#include "pool_test_wait.h"
+#include "pool_test_env.h"
 
 #define KIB 1024u
 #define MIB (1024u * KIB)
@@ -112,17 +112,14 @@ static void *no_memory(void *ctx, size_t size)
 }
 
 /* Every acknowledged extent reads back its pattern. */
-static void check_acked(struct vreactor *r, struct vvol *v, const struct load *c)
+static void check_acked(struct env *e, struct vvol *v, const struct load *c)
 {
 	uint8_t *b = vblk_alloc_buf(EXT);
 	assert_non_null(b);
 	for (unsigned x = 0; x < VEXT; x++) {
 		if (!c->acked[x])
 			continue;
-		struct iovec iov = {.iov_base = b, .iov_len = EXT};
-		struct wait w = {0};
-		assert_int_equal(vvol_read(v, (uint64_t)x * EXT, EXT, &iov, 1, done_cb, &w), 0);
-		assert_int_equal(wait_run(r, &w), 0);
+		assert_int_equal(vread(e, v, (uint64_t)x * EXT, b, EXT), 0);
 		for (unsigned i = 0; i < EXT; i++)
 			if (b[i] != c->expect[x])
 				fail_msg("extent %u byte %u: 0x%02x, acknowledged 0x%02x", x, i, b[i],
@@ -134,14 +131,10 @@ static void check_acked(struct vreactor *r, struct vvol *v, const struct load *c
 static void test_refs_copy_aside_oom(void **state)
 {
 	(void)state;
-	struct vreactor *r;
-	struct vblk *dev;
-	struct vpool *p;
-	assert_int_equal(vreactor_create(256, &r), 0);
-	assert_int_equal(vblk_crashsim_create_mem(r, POOL, 11, &dev), 0);
-	struct vpool_params prm = {.size = POOL, .extent_size = EXT, .journal_size = 2 * MIB};
-	assert_int_equal(vpool_format(dev, &prm), 0);
-	assert_int_equal(vpool_open(dev, &p), 0);
+	struct env e;
+	env_open_mem(&e, POOL, EXT, 2 * MIB);
+	struct vreactor *r = e.r;
+	struct vpool *p = e.p;
 	struct load *c = calloc(1, sizeof(*c));
 	assert_non_null(c);
 	assert_int_equal(vpool_volume_create(p, "v", (uint64_t)VEXT * EXT, 512, &c->v), 0);
@@ -180,10 +173,10 @@ static void test_refs_copy_aside_oom(void **state)
 	assert_int_equal(vpool_close(p), 0); /* a failed pool: closed without a checkpoint */
 
 	/* the store: the previous checkpoint and the journal */
-	assert_int_equal(vpool_open(dev, &p), 0);
+	assert_int_equal(vpool_open(e.dev, &p), 0);
 	assert_int_equal(vpool_verify(p, stderr), 0);
 	assert_non_null(c->v = vpool_volume_find(p, "v"));
-	check_acked(r, c->v, c);
+	check_acked(&e, c->v, c);
 	/* a later live checkpoint succeeds (the hook is gone with the old pool) */
 	assert_int_equal(vpool_set_live_checkpoints(p, true), 0);
 	assert_null(p->refs_fz.alloc);
@@ -204,13 +197,10 @@ static void test_refs_copy_aside_oom(void **state)
 	drain(r, c);
 	assert_int_equal(c->errs, 0); /* no write failed around the good checkpoint */
 	assert_int_equal(vpool_close(p), 0);
-	assert_int_equal(vpool_open(dev, &p), 0);
-	assert_int_equal(vpool_verify(p, stderr), 0);
-	assert_non_null(c->v = vpool_volume_find(p, "v"));
-	check_acked(r, c->v, c);
-	assert_int_equal(vpool_close(p), 0);
-	vblk_close(dev);
-	vreactor_destroy(r);
+	assert_int_equal(vpool_open(e.dev, &e.p), 0);
+	assert_non_null(c->v = vpool_volume_find(e.p, "v"));
+	check_acked(&e, c->v, c);
+	env_close(&e); /* vpool_verify, close */
 	free(c);
 }
 

@@ -24,6 +24,9 @@ struct vbuf_kept {
 #define VBUF_CLASS_KEEP 16u /* buffers per class */
 #define VBUF_TAKE_MAX (64u << 20) /* bytes kept for vbuf_take at most */
 
+/* Bytes of a buffer of size class k. */
+static size_t class_size(unsigned k) { return (size_t)1 << (VBUF_CLASS_MIN + k); }
+
 struct vbuf_class {
 	unsigned n;
 	void *p[VBUF_CLASS_KEEP];
@@ -61,7 +64,7 @@ void vbuf_cache_free(struct vbuf_cache *c)
 	}
 	for (unsigned k = 0; k < VBUF_CLASSES; k++)
 		for (unsigned i = 0; i < c->cls[k].n; i++) {
-			VAAID_UNPOISON(c->cls[k].p[i], (size_t)1 << (VBUF_CLASS_MIN + k));
+			VAAID_UNPOISON(c->cls[k].p[i], class_size(k));
 			free(c->cls[k].p[i]);
 		}
 	free(c);
@@ -107,7 +110,7 @@ void vbuf_put(struct vbuf_cache *c, void *p, size_t len)
 static unsigned class_of(size_t len)
 {
 	unsigned k = 0;
-	while (k < VBUF_CLASSES && ((size_t)1 << (VBUF_CLASS_MIN + k)) < len)
+	while (k < VBUF_CLASSES && class_size(k) < len)
 		k++;
 	return len ? k : VBUF_CLASSES;
 }
@@ -117,7 +120,7 @@ void *vbuf_take(struct vbuf_cache *c, size_t len)
 	unsigned k = class_of(len);
 	if (!c || k == VBUF_CLASSES)
 		return malloc(len ? len : 1);
-	size_t n = (size_t)1 << (VBUF_CLASS_MIN + k);
+	size_t n = class_size(k);
 	struct vbuf_class *cl = &c->cls[k];
 	uint8_t *p;
 	if (cl->n) {
@@ -148,7 +151,7 @@ void vbuf_give(struct vbuf_cache *c, void *p, size_t len)
 		free(p);
 		return;
 	}
-	size_t n = (size_t)1 << (VBUF_CLASS_MIN + k);
+	size_t n = class_size(k);
 	struct vbuf_class *cl = &c->cls[k];
 	if (cl->n == VBUF_CLASS_KEEP || c->cls_bytes + n > VBUF_TAKE_MAX) {
 		VAAID_UNPOISON(p, n);

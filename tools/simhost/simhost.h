@@ -289,7 +289,7 @@ int simhost_whole_granules(struct simhost *h, int on);
 int simhost_live_checkpoints(struct simhost *h, bool on);
 /* Write a checkpoint now (vpool_checkpoint, engine stopped meanwhile: commands in
  * flight go on through the reactor it runs); *live: it resumed metadata appends at
- * its freeze point (vpool_diag.ckpt_last: paused_ns < total_ns), i.e. it was live. */
+ * its freeze point (vpool_diag.ckpt_last.live). */
 int simhost_checkpoint(struct simhost *h, bool *live);
 
 #endif
